@@ -42,6 +42,18 @@ typedef struct {
     bool use_res, use_spot;
 } fin_t;
 
+/* Offering o of type t's zone (zone_find) and capacity type (ct_index), from the indexes
+ * offer_index made when it has. */
+static int offer_zone(const ctx_t *c, int t, int o, const nw_sched_offering_t *of)
+{
+    return c->off_zone ? c->off_zone[c->off_first[t] + o] : zone_find(c, of->zone);
+}
+
+static int offer_ct(const ctx_t *c, int t, int o, const nw_sched_offering_t *of)
+{
+    return c->off_ct ? c->off_ct[c->off_first[t] + o] : ct_index(of->capacity_type);
+}
+
 static void choose_capacity(const ctx_t *c, const claim_t *cl, fin_t *f)
 {
     const nw_sched_snap_t *s = c->s;
@@ -57,7 +69,7 @@ static void choose_capacity(const ctx_t *c, const claim_t *cl, fin_t *f)
             const nw_sched_itype_t *it = &s->itypes[t].t;
             for (int o = 0; o < it->noffer && !use_res; o++) {
                 const nw_sched_offering_t *of = &it->offerings[o];
-                int z = zone_find(c, of->zone);
+                int z = offer_zone(c, t, o, of);
                 use_res = of->available && of->resv && nw_sv_offer_visible(c, of, ncl) && z >= 0 &&
                           (cl->zmask >> z & 1);
             }
@@ -69,9 +81,9 @@ static void choose_capacity(const ctx_t *c, const claim_t *cl, fin_t *f)
         {
             const nw_sched_itype_t *it = &s->itypes[t].t;
             for (int o = 0; o < it->noffer && !use_spot; o++) {
-                int z = zone_find(c, it->offerings[o].zone);
+                int z = offer_zone(c, t, o, &it->offerings[o]);
                 use_spot = it->offerings[o].available &&
-                           ct_index(it->offerings[o].capacity_type) == 1 && z >= 0 &&
+                           offer_ct(c, t, o, &it->offerings[o]) == 1 && z >= 0 &&
                            (cl->zmask >> z & 1);
             }
         }
@@ -97,8 +109,8 @@ static int rank_types(const ctx_t *c, const claim_t *cl, const fin_t *f, rank_t 
         rank_t r = {.t = t, .price = 1e300, .offer = -1, .metal = it->metal};
         for (int o = 0; o < it->noffer; o++) {
             const nw_sched_offering_t *of = &it->offerings[o];
-            int ci = ct_index(of->capacity_type);
-            int z = zone_find(c, of->zone);
+            int ci = offer_ct(c, t, o, of);
+            int z = offer_zone(c, t, o, of);
             if (!of->available || !ct_ok[ci] || z < 0 || !(cl->zmask >> z & 1) ||
                 !nw_sv_offer_visible(c, of, ncl))
                 continue;
@@ -280,6 +292,9 @@ static void ctx_free(ctx_t *c)
         free(p->zbits);
     }
     free(c->pools);
+    free(c->off_first);
+    free(c->off_zone);
+    free(c->off_ct);
     for (size_t k = 0; c->vc && k < s->nclasses; k++) {
         for (int i = 0; i < c->vc[k].nv; i++) {
             variant_t *v = &c->vc[k].v[i];
@@ -532,6 +547,33 @@ static NW_MUST_USE nw_rc_t place_pods(ctx_t *c, nw_sched_results_t *r, int *queu
 
 /* The results' claims: each claim with pods (or static) finalized; one a taken reservation
  * left without a type is dropped and its pods are unschedulable. */
+/* The offerings' zones and capacity types as indexes (off_first, off_zone, off_ct), so that
+ * each claim's finalization compares no string; the zones are all known by then. */
+static NW_MUST_USE nw_rc_t offer_index(ctx_t *c)
+{
+    const nw_sched_snap_t *s = c->s;
+    c->off_first = malloc(((size_t)c->nt + 1) * sizeof(int));
+    if (!c->off_first)
+        return NW_ENOMEM;
+    int total = 0;
+    for (int t = 0; t < c->nt; t++) {
+        c->off_first[t] = total;
+        total += s->itypes[t].t.noffer;
+    }
+    c->off_first[c->nt] = total;
+    c->off_zone = malloc(((size_t)total + 1) * sizeof(int));
+    c->off_ct = malloc(((size_t)total + 1) * sizeof(int));
+    if (!c->off_zone || !c->off_ct)
+        return NW_ENOMEM;
+    for (int t = 0; t < c->nt; t++)
+        for (int o = 0; o < s->itypes[t].t.noffer; o++) {
+            const nw_sched_offering_t *of = &s->itypes[t].t.offerings[o];
+            c->off_zone[c->off_first[t] + o] = zone_find(c, of->zone);
+            c->off_ct[c->off_first[t] + o] = ct_index(of->capacity_type);
+        }
+    return NW_OK;
+}
+
 static NW_MUST_USE nw_rc_t emit_claims(ctx_t *c, nw_sched_results_t *r)
 {
     const nw_sched_snap_t *s = c->s;
@@ -539,6 +581,8 @@ static NW_MUST_USE nw_rc_t emit_claims(ctx_t *c, nw_sched_results_t *r)
     r->claims = calloc((size_t)c->nclaims + 1, sizeof *r->claims);
     if (!r->claims)
         return NW_ENOMEM;
+    if ((rc = offer_index(c)) != NW_OK)
+        return rc;
     for (int i = 0; i < c->nclaims; i++) {
         if (c->claims[i].npods == 0 && !c->claims[i].is_static)
             continue;

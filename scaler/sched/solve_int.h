@@ -156,6 +156,9 @@ typedef struct {
     double *alone; /* per snapshot pool, scratch of nw_solve_claims_try */
     bool any_prefer_taint;
     int64_t *resv_left; /* per snapshot reservation: nodes it still holds (< 0: no limit) */
+    /* for nw_solve_finalize, once the zones are known: each instance type's offerings from
+     * off_first[t] on, their zone (zone_find) and capacity type (ct_index) */
+    int *off_first, *off_zone, *off_ct;
 } ctx_t;
 
 /* A reserved offering is seen only by pools of its reservation's node class, and only while

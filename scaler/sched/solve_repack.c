@@ -110,17 +110,51 @@ static int cmp_pkey(const void *a, const void *b)
     return x->pod - y->pod;
 }
 
-/* The cheapest type of bits that holds need (price), 1e300 if none. */
-static double cheapest_fit(const ctx_t *c, const pctx_t *pc, const word_t *bits,
-                           const nw_sched_res_t *need)
+/* A type of the group's compat with its price: the group's types cheapest first, the lower
+ * index first among equal prices, so that the first that holds a need is the one a scan of
+ * the bits by index keeping only a strictly lower price would find. */
+typedef struct {
+    double price;
+    int t;
+} tprice_t;
+
+static int cmp_tprice(const void *a, const void *b)
 {
-    double m = 1e300;
+    const tprice_t *x = a, *y = b;
+    if (x->price != y->price)
+        return x->price < y->price ? -1 : 1;
+    return x->t - y->t;
+}
+
+/* The types of bits priced below 1e300 into out, cheapest first; their number. */
+static int sort_by_price(const ctx_t *c, const pctx_t *pc, const word_t *bits, tprice_t *out)
+{
+    int n = 0;
     FOR_BITS(bits, c->nw, t)
     {
-        if (pc->price[t] < m && fits(need, &pc->avail[t], c->nres))
-            m = pc->price[t];
+        if (pc->price[t] < 1e300)
+            out[n++] = (tprice_t){.price = pc->price[t], .t = t};
     }
-    return m;
+    qsort(out, (size_t)n, sizeof *out, cmp_tprice);
+    return n;
+}
+
+/* The cheapest of the n sorted types that holds need: its index (-1 if none). */
+static int cheapest_type(const ctx_t *c, const pctx_t *pc, const tprice_t *sorted, int n,
+                         const nw_sched_res_t *need)
+{
+    for (int i = 0; i < n; i++)
+        if (fits(need, &pc->avail[sorted[i].t], c->nres))
+            return sorted[i].t;
+    return -1;
+}
+
+static bool same_req(const nw_sched_res_t *a, const nw_sched_res_t *b, int nres)
+{
+    for (int k = 0; k < nres; k++)
+        if (a->v[k] != b->v[k])
+            return false;
+    return true;
 }
 
 /* First-fit decreasing of pods onto bins of type t: bin index per pod in bin_of,
@@ -145,9 +179,13 @@ static int ffd(const ctx_t *c, const pctx_t *pc, int t, pkey_t *order, int n, nw
     }
     qsort(order, (size_t)n, sizeof *order, cmp_pkey);
     int nb = 0;
+    const nw_sched_res_t *last_r = NULL;
+    int last_b = 0;
     for (int i = 0; i < n; i++) {
         const nw_sched_res_t *r = &c->s->pods[order[i].pod].req;
-        int b = 0;
+        /* the bins before the one the previous pod of the same requests went to did not
+         * hold it and have not changed since: they do not hold this one either */
+        int b = last_r && same_req(last_r, r, c->nres) ? last_b : 0;
         for (; b < nb; b++) {
             bool ok = true;
             for (int k = 0; k < c->nres && ok; k++)
@@ -162,6 +200,8 @@ static int ffd(const ctx_t *c, const pctx_t *pc, int t, pkey_t *order, int n, nw
         for (int k = 0; k < c->nres; k++)
             used[b].v[k] += r->v[k];
         bin_of[i] = b;
+        last_r = r;
+        last_b = b;
     }
     return nb;
 }
@@ -199,6 +239,16 @@ typedef struct {
     cand_t *cands;
     int *btype;    /* bestfit_cost: each bin's type */
     double *price; /* each bin's cheapest price */
+    /* bestfit_cost: per bin, the cheapest type holding it with the current pod's requests
+     * added and its price, while grown_ok (reset when the bin or the requests change) */
+    int *grown_t;
+    double *grown_price;
+    bool *grown_ok;
+    int *free_bins; /* bestfit_cost: the bins whose type still holds the pod, by index */
+    int nfree;
+    double *free_slack; /* each bin's slack with the pod, while in free_bins */
+    tprice_t *by_price; /* compat's types, cheapest first (nbp of them) */
+    int nbp;
     int n;
     nw_sched_res_t total;
 } group_t;
@@ -239,6 +289,13 @@ static NW_MUST_USE nw_rc_t gather_pods(ctx_t *c, group_t *g, const int *members,
     return NW_OK;
 }
 
+/* The price of the cheapest type of the group's that holds need, 1e300 if none. */
+static double cheapest_fit(const ctx_t *c, const group_t *g, const nw_sched_res_t *need)
+{
+    int t = cheapest_type(c, g->pc, g->by_price, g->nbp, need);
+    return t < 0 ? 1e300 : g->pc->price[t];
+}
+
 /* The candidate types into g->cands by their fractional lower bound on the group; their
  * number. */
 static int rank_candidates(const ctx_t *c, group_t *g)
@@ -274,12 +331,81 @@ static int rank_candidates(const ctx_t *c, group_t *g)
     return nc;
 }
 
-static bool same_req(const nw_sched_res_t *a, const nw_sched_res_t *b, int nres)
+/* Whether type nt holds a bin's usage used with r added. */
+static bool holds_with(const ctx_t *c, const pctx_t *pc, const nw_sched_res_t *used,
+                       const nw_sched_res_t *r, int nt)
 {
-    for (int k = 0; k < nres; k++)
-        if (a->v[k] != b->v[k])
+    for (int k = 0; k < c->nres; k++)
+        if (used->v[k] + r->v[k] > pc->avail[nt].v[k])
             return false;
     return true;
+}
+
+/* The bin's slack with r added in type nt: the free shares left, summed. */
+static double slack_with(const ctx_t *c, const pctx_t *pc, const nw_sched_res_t *used,
+                         const nw_sched_res_t *r, int nt)
+{
+    double slack = 0;
+    for (int k = 0; k < c->nres; k++)
+        if (pc->avail[nt].v[k] > 0)
+            slack += 1.0 - (double)(used->v[k] + r->v[k]) / (double)pc->avail[nt].v[k];
+    return slack;
+}
+
+/* Bin b changed (or r did): it stays in, joins or leaves g->free_bins (the bins whose type
+ * still holds r, by index) and its slack with r is taken again. */
+static void free_bin_update(const ctx_t *c, group_t *g, const nw_sched_res_t *r, int b)
+{
+    int i = 0;
+    while (i < g->nfree && g->free_bins[i] < b)
+        i++;
+    bool in = i < g->nfree && g->free_bins[i] == b;
+    if (!holds_with(c, g->pc, &g->used[b], r, g->btype[b])) {
+        if (in)
+            memmove(&g->free_bins[i], &g->free_bins[i + 1],
+                    (size_t)(g->nfree - i - 1) * sizeof(int));
+        g->nfree -= in;
+        return;
+    }
+    if (!in) {
+        memmove(&g->free_bins[i + 1], &g->free_bins[i], (size_t)(g->nfree - i) * sizeof(int));
+        g->free_bins[i] = b;
+        g->nfree++;
+    }
+    g->free_slack[b] = slack_with(c, g->pc, &g->used[b], r, g->btype[b]);
+}
+
+/* Without a bin whose type still holds r (and few bins): the bin whose cheapest type grows
+ * least with r (the emptier after it among equals), its new type and price; -1 if none. */
+static int grown_bin(const ctx_t *c, group_t *g, const nw_sched_res_t *r, int nb, double *inc_out,
+                     double *new_out, int *t_out)
+{
+    const pctx_t *pc = g->pc;
+    int best = -1;
+    double best_inc = 1e300, best_slack = 1e300;
+    for (int b = 0; b < nb; b++) {
+        if (!g->grown_ok[b]) {
+            nw_sched_res_t m = g->used[b];
+            for (int k = 0; k < c->nres; k++)
+                m.v[k] += r->v[k];
+            g->grown_t[b] = cheapest_type(c, pc, g->by_price, g->nbp, &m);
+            g->grown_ok[b] = true;
+        }
+        int nt = g->grown_t[b];
+        if (nt < 0)
+            continue;
+        double inc = pc->price[nt] - g->price[b];
+        double slack = slack_with(c, pc, &g->used[b], r, nt);
+        if (inc < best_inc - 1e-12 || (inc <= best_inc + 1e-12 && slack < best_slack)) {
+            best = b;
+            best_inc = inc;
+            best_slack = slack;
+            *new_out = pc->price[nt];
+            *t_out = nt;
+        }
+    }
+    *inc_out = best_inc;
+    return best;
 }
 
 /* Best fit by cost: pods largest first (by their share of type t, the group's biggest
@@ -287,8 +413,14 @@ static bool same_req(const nw_sched_res_t *a, const nw_sched_res_t *b, int nres)
  * still holds it in costs nothing; among those the fullest), else into a new bin of the
  * cheapest type that holds it alone. Unlike first-fit decreasing onto one type, bins
  * follow the pods' shapes (CPU-heavy pods on compute types, memory-heavy on memory
- * types). price: each bin's cheapest price (n of them at most). The bin count. */
-static int bestfit_cost(const ctx_t *c, group_t *g, int t, double *price)
+ * types). Each bin's cheapest price goes to g->price (n of them at most). The bin count.
+ *
+ * Pods of one shape come one after the other (sorted by their share), and placing a pod
+ * changes one bin: the bins whose type holds the shape (g->free_bins, with their slack),
+ * each bin's cheapest type with the pod added (g->grown_*) and the cheapest type that
+ * holds the pod alone are kept from one pod to the next and taken again for the bin that
+ * changed, or for all when the shape does. */
+static int bestfit_cost(const ctx_t *c, group_t *g, int t)
 {
     const pctx_t *pc = g->pc;
     const nw_sched_res_t *av = &pc->avail[t];
@@ -303,75 +435,39 @@ static int bestfit_cost(const ctx_t *c, group_t *g, int t, double *price)
     }
     qsort(g->order, (size_t)n, sizeof *g->order, cmp_pkey);
     int nb = 0;
-    /* the types each bin's cheapest price is for, to test "still holds it" without a scan */
-    int *btype = g->btype;
     const nw_sched_res_t *last_r = NULL;
     double alone = 1e300;
     int at = -1;
+    g->nfree = 0;
     for (int i = 0; i < n; i++) {
         const nw_sched_res_t *r = &c->s->pods[g->order[i].pod].req;
-        int best = -1;
-        double best_inc = 1e300, best_slack = 1e300, best_new = 0;
-        int best_t = -1;
-        /* a bin whose type still holds the pod costs nothing: when there is one, only
-         * those are looked at (increments are never negative) */
-        bool free_fit = false;
-        for (int b = 0; b < nb && !free_fit; b++) {
-            bool ok = true;
-            for (int k = 0; k < c->nres && ok; k++)
-                ok = g->used[b].v[k] + r->v[k] <= pc->avail[btype[b]].v[k];
-            free_fit = ok;
-        }
-        for (int b = 0; b < nb; b++) {
-            nw_sched_res_t m = g->used[b];
-            for (int k = 0; k < c->nres; k++)
-                m.v[k] += r->v[k];
-            double inc, np = price[b];
-            int nt = btype[b];
-            if (fits(&m, &pc->avail[btype[b]], c->nres)) {
-                inc = 0;
-            } else if (!free_fit && nb <= REPACK_SCAN_BINS) {
-                np = 1e300;
-                nt = -1;
-                FOR_BITS(g->compat, c->nw, u)
-                {
-                    if (pc->price[u] < np && fits(&m, &pc->avail[u], c->nres)) {
-                        np = pc->price[u];
-                        nt = u;
-                    }
-                }
-                if (nt < 0)
-                    continue;
-                inc = np - price[b];
-            } else {
-                continue;
-            }
-            /* slack after: the largest free share left in the bin's type */
-            double slack = 0;
-            for (int k = 0; k < c->nres; k++)
-                if (pc->avail[nt].v[k] > 0)
-                    slack += 1.0 - (double)m.v[k] / (double)pc->avail[nt].v[k];
-            if (inc < best_inc - 1e-12 || (inc <= best_inc + 1e-12 && slack < best_slack)) {
-                best = b;
-                best_inc = inc;
-                best_slack = slack;
-                best_new = np;
-                best_t = nt;
-            }
-        }
-        /* the cheapest type that holds the pod alone: the same for the next pod of the
-         * same requests (pods of one shape come one after the other, sorted by their share) */
         if (!last_r || !same_req(last_r, r, c->nres)) {
-            alone = 1e300;
-            at = -1;
-            FOR_BITS(g->compat, c->nw, u)
-            {
-                if (pc->price[u] < alone && fits(r, &pc->avail[u], c->nres)) {
-                    alone = pc->price[u];
-                    at = u;
+            at = cheapest_type(c, pc, g->by_price, g->nbp, r);
+            alone = at < 0 ? 1e300 : pc->price[at];
+            memset(g->grown_ok, 0, (size_t)nb * sizeof *g->grown_ok);
+            g->nfree = 0;
+            for (int b = 0; b < nb; b++)
+                free_bin_update(c, g, r, b);
+            last_r = r;
+        }
+        int best = -1, best_t = -1;
+        double best_inc = 1e300, best_new = 0;
+        if (g->nfree > 0) {
+            /* a bin whose type still holds the pod costs nothing: the fullest of those
+             * (increments are never negative) */
+            double best_slack = 1e300;
+            for (int j = 0; j < g->nfree; j++) {
+                int b = g->free_bins[j];
+                if (g->free_slack[b] < best_slack) {
+                    best = b;
+                    best_slack = g->free_slack[b];
                 }
             }
-            last_r = r;
+            best_inc = 0;
+            best_new = g->price[best];
+            best_t = g->btype[best];
+        } else if (nb <= REPACK_SCAN_BINS) {
+            best = grown_bin(c, g, r, nb, &best_inc, &best_new, &best_t);
         }
         if (best < 0 || (at >= 0 && alone < best_inc - 1e-12)) {
             if (at < 0)
@@ -383,8 +479,10 @@ static int bestfit_cost(const ctx_t *c, group_t *g, int t, double *price)
         }
         for (int k = 0; k < c->nres; k++)
             g->used[best].v[k] += r->v[k];
-        price[best] = best_new;
-        btype[best] = best_t;
+        g->price[best] = best_new;
+        g->btype[best] = best_t;
+        g->grown_ok[best] = false;
+        free_bin_update(c, g, r, best);
         g->bin_of[i] = best;
     }
     return nb;
@@ -405,7 +503,7 @@ static int merge_bins(const ctx_t *c, group_t *g, int nb, double *price)
                 nw_sched_res_t m = g->best_used[a];
                 for (int k = 0; k < c->nres; k++)
                     m.v[k] += g->best_used[b].v[k];
-                double p = cheapest_fit(c, g->pc, g->compat, &m);
+                double p = cheapest_fit(c, g, &m);
                 if (p >= price[a] + price[b] - 1e-9)
                     continue;
                 /* b into a; the last bin into b */
@@ -465,7 +563,7 @@ static int search_best(const ctx_t *c, group_t *g, int nc, double current, int n
         tried++;
         double cost = 0;
         for (int b = 0; b < nb && cost < current; b++)
-            cost += cheapest_fit(c, pc, g->compat, &g->used[b]);
+            cost += cheapest_fit(c, g, &g->used[b]);
         if (cost < current)
             keep_if_better(g, nb, cost, &best, &best_nb);
     }
@@ -473,7 +571,7 @@ static int search_best(const ctx_t *c, group_t *g, int nc, double current, int n
         if (big < 0 || pc->avail[cands[i].t].v[NW_SR_CPU] > pc->avail[big].v[NW_SR_CPU])
             big = cands[i].t;
     if (big >= 0) {
-        int nb = bestfit_cost(c, g, big, g->price);
+        int nb = bestfit_cost(c, g, big);
         double cost = 0;
         for (int b = 0; b < nb; b++)
             cost += g->price[b];
@@ -483,7 +581,7 @@ static int search_best(const ctx_t *c, group_t *g, int nc, double current, int n
     if (best_nb < 0)
         return -1;
     for (int b = 0; b < best_nb; b++)
-        g->price[b] = cheapest_fit(c, pc, g->compat, &g->best_used[b]);
+        g->price[b] = cheapest_fit(c, g, &g->best_used[b]);
     best_nb = merge_bins(c, g, best_nb, g->price);
     best = 0;
     for (int b = 0; b < best_nb; b++)
@@ -560,12 +658,20 @@ static NW_MUST_USE nw_rc_t rebalance_group(ctx_t *c, const int *members, int nm)
     g.cands = calloc((size_t)c->nt + 1, sizeof *g.cands);
     g.btype = calloc((size_t)npods, sizeof *g.btype);
     g.price = calloc((size_t)npods, sizeof *g.price);
+    g.grown_t = calloc((size_t)npods, sizeof *g.grown_t);
+    g.grown_price = calloc((size_t)npods, sizeof *g.grown_price);
+    g.grown_ok = calloc((size_t)npods, sizeof *g.grown_ok);
+    g.by_price = calloc((size_t)c->nt + 1, sizeof *g.by_price);
+    g.free_bins = calloc((size_t)npods, sizeof *g.free_bins);
+    g.free_slack = calloc((size_t)npods, sizeof *g.free_slack);
     nw_rc_t rc = NW_ENOMEM;
     if (!g.compat || !g.order || !g.best_order || !g.bin_of || !g.best_bin || !g.used ||
-        !g.best_used || !g.cands || !g.btype || !g.price)
+        !g.best_used || !g.cands || !g.btype || !g.price || !g.grown_t || !g.grown_price ||
+        !g.grown_ok || !g.by_price || !g.free_bins || !g.free_slack)
         goto out;
     if ((rc = gather_pods(c, &g, members, nm)) != NW_OK)
         goto out;
+    g.nbp = sort_by_price(c, g.pc, g.compat, g.by_price);
     int nc = rank_candidates(c, &g);
     int best_nb = search_best(c, &g, nc, current, nm);
     rc = best_nb < 0 ? NW_OK : rebuild_group(c, &g, members, nm, best_nb);
@@ -580,6 +686,12 @@ out:
     free(g.cands);
     free(g.btype);
     free(g.price);
+    free(g.grown_t);
+    free(g.grown_price);
+    free(g.grown_ok);
+    free(g.by_price);
+    free(g.free_bins);
+    free(g.free_slack);
     return rc;
 }
 

@@ -25,8 +25,9 @@
  *
  * A result line: {"side": "nodewarden", "pods", "scheduled", "unschedulable", "nodes",
  * "pricePerHour", "solveSeconds" (the mean of "solves" solves, repeated until they add
- * up to a second, at most 50), "podsPerSec", "peakRssMiB" (VmHWM), "types": {type: nodes}}.
- * Solve time only: building the snapshot is not counted (nor is Karpenter's setup).
+ * up to a second, at most 50), "podsPerSec", "peakRssMiB" (VmHWM: one solve's, each result being
+ * freed before the next solve), "types": {type: nodes}}. Solve time only: building the snapshot is
+ * not counted (nor is Karpenter's setup).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -280,8 +281,15 @@ static double peak_rss_mib(void)
     return kb / 1024.0;
 }
 
-static void print_result(const nw_sched_snap_t *s, const nw_sched_results_t *r, double secs,
-                         int solves)
+/* What the result line says of a solve's result, kept so that the result itself can be
+ * freed before the next solve. */
+typedef struct {
+    int scheduled, unschedulable, nodes;
+    double price;
+    char *types; /* {type: nodes} as JSON */
+} summary_t;
+
+static void summarize(const nw_sched_snap_t *s, const nw_sched_results_t *r, summary_t *out)
 {
     int scheduled = r->nplaced;
     cJSON *types = cJSON_CreateObject();
@@ -294,14 +302,22 @@ static void print_result(const nw_sched_snap_t *s, const nw_sched_results_t *r, 
         else
             cJSON_AddNumberToObject(types, name, 1);
     }
-    char *t = cJSON_PrintUnformatted(types);
+    *out = (summary_t){.scheduled = scheduled,
+                       .unschedulable = r->nunsched,
+                       .nodes = r->nclaims,
+                       .price = r->total_price,
+                       .types = cJSON_PrintUnformatted(types)};
+    cJSON_Delete(types);
+}
+
+static void print_result(const nw_sched_snap_t *s, const summary_t *m, double secs, int solves)
+{
     printf("{\"side\":\"nodewarden\",\"pods\":%zu,\"scheduled\":%d,\"unschedulable\":%d,"
            "\"nodes\":%d,\"pricePerHour\":%.4f,\"solveSeconds\":%.6f,\"solves\":%d,"
            "\"podsPerSec\":%.1f,\"peakRssMiB\":%.1f,\"types\":%s}\n",
-           nw_snapshot_npods(s), scheduled, r->nunsched, r->nclaims, r->total_price, secs, solves,
-           secs > 0 ? (double)nw_snapshot_npods(s) / secs : 0.0, peak_rss_mib(), t ? t : "{}");
-    free(t);
-    cJSON_Delete(types);
+           nw_snapshot_npods(s), m->scheduled, m->unschedulable, m->nodes, m->price, secs, solves,
+           secs > 0 ? (double)nw_snapshot_npods(s) / secs : 0.0, peak_rss_mib(),
+           m->types ? m->types : "{}");
 }
 
 /* NWRACE_CLAIMS=1: each claim on stderr (type, zone, price, requests, its pods' keys), to
@@ -337,26 +353,30 @@ static int solve(const char *file, bool greedy)
     cJSON_Delete(c);
     if (!s)
         return 2;
-    nw_sched_results_t first = {0};
+    summary_t first = {0};
     double total = 0;
     int solves = 0, rc = 0;
+    /* each result is freed before the next solve (the first's summary kept), so that the
+     * peak RSS is one solve's whatever the number of solves the second allows */
     while (!rc && solves < MAX_SOLVES && (solves == 0 || total < MIN_SOLVE_SECONDS)) {
         nw_sched_results_t r;
         nw_err_t err = {0};
         double t0 = now_s();
-        if (nw_solve(s, 0, &r, &err) != NW_OK)
+        if (nw_solve(s, 0, &r, &err) != NW_OK) {
             rc = fail("solve", err.msg);
+            break;
+        }
         total += now_s() - t0;
-        if (solves++ == 0)
-            first = r;
-        else
-            nw_solve_results_free(&r);
+        if (solves++ == 0) {
+            if (getenv("NWRACE_CLAIMS"))
+                print_claims(s, &r);
+            summarize(s, &r, &first);
+        }
+        nw_solve_results_free(&r);
     }
-    if (!rc && getenv("NWRACE_CLAIMS"))
-        print_claims(s, &first);
     if (!rc)
         print_result(s, &first, total / solves, solves);
-    nw_solve_results_free(&first);
+    free(first.types);
     nw_snapshot_free(s);
     return rc;
 }
