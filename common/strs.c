@@ -89,6 +89,8 @@ bool nw_strs_index_build(nw_strs_index_t *ix, const void *base, size_t n, size_t
     memset(ix->slot, 0, ix->cap * sizeof *ix->slot);
     for (size_t i = 0; i < n; i++) {
         const char *m = member(base, size, off, i);
+        if (!m)
+            continue;
         uint64_t h = str_hash(m);
         size_t k = (size_t)h & (ix->cap - 1);
         while (ix->slot[k] &&
@@ -108,8 +110,9 @@ size_t nw_strs_index_find(const nw_strs_index_t *ix, const char *key)
     uint64_t h = str_hash(key);
     for (size_t k = (size_t)h & (ix->cap - 1); ix->slot[k]; k = (k + 1) & (ix->cap - 1)) {
         size_t i = ix->slot[k] - 1;
-        if (ix->hash[k] == h && strcmp(member(ix->base, ix->size, ix->off, i), key) == 0)
-            return i;
+        const char *m = member(ix->base, ix->size, ix->off, i);
+        if (ix->hash[k] == h && m && strcmp(m, key) == 0)
+            return i; /* (a member set to NULL since the build is not found) */
     }
     return SIZE_MAX;
 }

@@ -54,7 +54,8 @@ typedef struct {
 bool nw_strs_index_build(nw_strs_index_t *ix, const void *base, size_t n, size_t size, size_t off);
 
 /** The index of the element whose member equals key, SIZE_MAX when none (or the index is
- * empty). */
+ * empty). A NULL member is never found (one may be set to NULL after the build: an entry
+ * moved out). */
 size_t nw_strs_index_find(const nw_strs_index_t *ix, const char *key);
 
 void nw_strs_index_free(nw_strs_index_t *ix);

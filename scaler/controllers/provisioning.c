@@ -228,12 +228,21 @@ static bool seen(nw_provisioning_t *c, const char *uid)
 /* false when not every uid could be kept */
 static bool seen_reset(nw_provisioning_t *c, const nw_kube_obj_t *const *p, size_t n)
 {
-    /* keep only uids still pending, add the new ones */
+    /* keep only uids still pending (their strings moved over), add the new ones */
     char **keep = calloc(n + 1, sizeof *keep);
     size_t nk = 0;
-    for (size_t i = 0; keep && i < n; i++)
-        if ((keep[nk] = strdup(p[i]->uid)) != NULL)
+    if (c->nseen && !c->seen_ix_ok)
+        c->seen_ix_ok =
+            nw_strs_index_build(&c->seen_ix, c->seen_uids, c->nseen, sizeof *c->seen_uids, 0);
+    for (size_t i = 0; keep && i < n; i++) {
+        size_t at =
+            c->nseen && c->seen_ix_ok ? nw_strs_index_find(&c->seen_ix, p[i]->uid) : SIZE_MAX;
+        if (at != SIZE_MAX) {
+            keep[nk++] = c->seen_uids[at];
+            c->seen_uids[at] = NULL; /* moved */
+        } else if ((keep[nk] = strdup(p[i]->uid)) != NULL)
             nk++;
+    }
     for (size_t i = 0; i < c->nseen; i++)
         free(c->seen_uids[i]);
     free(c->seen_uids);

@@ -287,6 +287,14 @@ START_TEST(strs_index_finds_members)
     ck_assert(nw_strs_index_build(&ix, v, 10, sizeof *v, offsetof(item_t, name)));
     ck_assert_uint_eq(nw_strs_index_find(&ix, "pod-9"), 9);
     ck_assert_uint_eq(nw_strs_index_find(&ix, "pod-10"), SIZE_MAX);
+    /* a member moved out (set to NULL) after the build is not found; the others are */
+    v[3].name = NULL;
+    ck_assert_uint_eq(nw_strs_index_find(&ix, "pod-3"), SIZE_MAX);
+    ck_assert_uint_eq(nw_strs_index_find(&ix, "pod-4"), 4);
+    ck_assert(nw_strs_index_build(&ix, v, 10, sizeof *v, offsetof(item_t, name)));
+    ck_assert_uint_eq(nw_strs_index_find(&ix, "pod-3"), SIZE_MAX); /* NULL members skipped */
+    ck_assert_uint_eq(nw_strs_index_find(&ix, "pod-2"), 2);
+    v[3].name = names[3];
     ck_assert(nw_strs_index_build(&ix, v, 0, sizeof *v, offsetof(item_t, name)));
     ck_assert_uint_eq(nw_strs_index_find(&ix, "pod-0"), SIZE_MAX);
     nw_strs_index_free(&ix);
