@@ -24,7 +24,7 @@ typedef struct {
  * planned pod and plan, and a Node's registration waits for the writes naming it: at the
  * client's 200 a second a 5,000-pod scale-out's 2,500 writes took 11 s, all of it time the
  * new Nodes stood idle. The load they can put on the API server is bounded by the writer
- * threads (at most NOMINATE_THREADS of provisioning.c in flight), and the server guards
+ * threads (one write in flight each: `threads` of nw_nominate_new), and the server guards
  * itself with API Priority and Fairness (on since Kubernetes 1.20: a flow over its share
  * is queued or answered 429, which the client retries after Retry-After); a client rate
  * of < 0 (none) stays none. */
