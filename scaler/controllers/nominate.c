@@ -19,6 +19,17 @@ typedef struct {
     uint64_t gen;
 } asked_t;
 
+/* The writers' bucket against the client's (qps and burst both): 1,000 a second after a
+ * burst of 1,500 at the client's defaults. Each write is a small status patch, one per
+ * planned pod and plan, and a Node's registration waits for the writes naming it: at the
+ * client's 200 a second a 5,000-pod scale-out's 2,500 writes took 11 s, all of it time the
+ * new Nodes stood idle. The load they can put on the API server is bounded by the writer
+ * threads (one write in flight each: `threads` of nw_nominate_new), and the server guards
+ * itself with API Priority and Fairness (on since Kubernetes 1.20: a flow over its share
+ * is queued or answered 429, which the client retries after Retry-After); a client rate
+ * of < 0 (none) stays none. */
+#define NOMINATE_RATE_X 5
+
 /* at most this many Nodes remembered (a Node deleted before it registered stays until it
  * is pushed out: the oldest goes, and is asked about afresh if it is still there) */
 #define MAX_ASKED 4096
@@ -46,9 +57,9 @@ typedef struct job {
 struct nw_nominate {
     nw_ctl_deps_t *deps;
     nw_workers_t *pool; /* the writes (common/workers.h) */
-    /* the writers' own rate limit (the client's qps and burst): the writes kube-scheduler
-     * makes from its own client, so a thousand nominations do not queue the other
-     * controllers' requests behind them on the client's budget */
+    /* the writers' own rate limit (NOMINATE_RATE_X times the client's qps and burst):
+     * the writes kube-scheduler makes from its own client, so a thousand nominations do
+     * not queue the other controllers' requests behind them on the client's budget */
     nw_kube_rl_t rl;
     /* the registration gate (nw_nominate_may_register), under mu: the snapshot generation
      * of the provisioner's last complete scan (scanned: it has reported one), and the Nodes
@@ -194,9 +205,11 @@ nw_nominate_t *nw_nominate_new(nw_ctl_deps_t *deps, int threads)
         return NULL;
     }
     pthread_mutex_init(&n->mu, NULL);
-    if (deps->kube)
-        nw_kube_client_limiter_init(deps->kube, &n->rl);
-    else
+    if (deps->kube) {
+        const nw_kube_client_opts_t *o = nw_kube_client_opts(deps->kube);
+        nw_kube_retry_rl_init(&n->rl, o->clock, o->qps > 0 ? o->qps * NOMINATE_RATE_X : o->qps,
+                              o->burst * NOMINATE_RATE_X);
+    } else
         nw_kube_retry_rl_init(&n->rl, NULL, 0, 1); /* no client: unlimited */
     return n;
 }

@@ -55,8 +55,13 @@ struct nw_provisioning {
     bool prepared;
     int64_t miss_due_mono; /* when a nominated pod's grace ends (0: none waiting) */
     int64_t trim_due_mono; /* the last solve's time while its memory is not trimmed yet, 0 */
-    char **seen_uids;      /* pending pod uids already counted as triggers (owned, sorted) */
+    char **seen_uids;      /* pending pod uids already counted as triggers (owned) */
     size_t nseen;
+    /* seen_uids, quiet and nom_busy indexed by uid (common/strs.h; *_ix_ok: made since the
+     * array last changed): each pass looks up every pending pod in them, and at 5,000
+     * pending pods a binary search's cold strings took a fifth of the reconcile thread */
+    nw_strs_index_t seen_ix, quiet_ix, busy_ix;
+    bool seen_ix_ok, quiet_ix_ok, busy_ix_ok;
     uint64_t ice_deletes; /* nw_nodeclaim_ice_deletes when last looked at */
     _Atomic uint64_t solves;
     /* the triggers of the last tick: their number, the snapshot generation they were found
@@ -75,12 +80,12 @@ struct nw_provisioning {
     size_t ndeleting, capdeleting;
     bool deleting_known;
     /* status.nominatedNodeName writes: the writer, the uids of the pods with a write in
-     * flight (owned, sorted), the snapshot generation last looked at with nothing left to
+     * flight (owned), the snapshot generation last looked at with nothing left to
      * submit, and the counters */
     nw_nominate_t *nom;
     char **nom_busy;
     size_t nnom_busy;
-    /* the pods whose nomination is not written (choose_quiet; owned, sorted uids) */
+    /* the pods whose nomination is not written (choose_quiet; owned uids) */
     char **quiet;
     size_t nquiet;
     uint64_t nom_gen;
@@ -131,6 +136,7 @@ void nw_provisioning_reset(nw_provisioning_t *c)
     for (size_t i = 0; i < c->nquiet; i++)
         free(c->quiet[i]);
     c->nquiet = 0;
+    c->seen_ix_ok = c->quiet_ix_ok = c->busy_ix_ok = false;
     c->window_open_mono = c->last_trigger_mono = c->next_resolve_mono = 0;
     c->epoch_mono = 0;
     c->trig_known = false;
@@ -156,6 +162,9 @@ void nw_provisioning_free(nw_provisioning_t *c)
         for (size_t i = 0; i < c->nquiet; i++)
             free(c->quiet[i]);
         free(c->quiet);
+        nw_strs_index_free(&c->seen_ix);
+        nw_strs_index_free(&c->quiet_ix);
+        nw_strs_index_free(&c->busy_ix);
     }
     free(c);
 }
@@ -199,28 +208,52 @@ static uint64_t ready_classes(const nw_kube_snap_t *s)
 
 /* ---- batching ---- */
 
-/* Was this pending pod's uid already counted (sorted list, binary search)? */
+/* Is uid one of the n strings of v, through its index *ix (made first when !*ok; without
+ * memory, one string after the other)? */
+static bool uid_in(nw_strs_index_t *ix, bool *ok, char *const *v, size_t n, const char *uid)
+{
+    if (!n)
+        return false;
+    if (!*ok)
+        *ok = nw_strs_index_build(ix, v, n, sizeof *v, 0);
+    if (*ok)
+        return nw_strs_index_find(ix, uid) != SIZE_MAX;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i], uid) == 0)
+            return true;
+    return false;
+}
+
+/* Was this pending pod's uid already counted? */
 static bool seen(nw_provisioning_t *c, const char *uid)
 {
-    return c->nseen && bsearch(&uid, c->seen_uids, c->nseen, sizeof *c->seen_uids, nw_strs_cmp);
+    return uid_in(&c->seen_ix, &c->seen_ix_ok, c->seen_uids, c->nseen, uid);
 }
 
 /* false when not every uid could be kept */
 static bool seen_reset(nw_provisioning_t *c, const nw_kube_obj_t *const *p, size_t n)
 {
-    /* keep only uids still pending, add the new ones */
+    /* keep only uids still pending (their strings moved over), add the new ones */
     char **keep = calloc(n + 1, sizeof *keep);
     size_t nk = 0;
-    for (size_t i = 0; keep && i < n; i++)
-        if ((keep[nk] = strdup(p[i]->uid)) != NULL)
+    if (c->nseen && !c->seen_ix_ok)
+        c->seen_ix_ok =
+            nw_strs_index_build(&c->seen_ix, c->seen_uids, c->nseen, sizeof *c->seen_uids, 0);
+    for (size_t i = 0; keep && i < n; i++) {
+        size_t at =
+            c->nseen && c->seen_ix_ok ? nw_strs_index_find(&c->seen_ix, p[i]->uid) : SIZE_MAX;
+        if (at != SIZE_MAX) {
+            keep[nk++] = c->seen_uids[at];
+            c->seen_uids[at] = NULL; /* moved */
+        } else if ((keep[nk] = strdup(p[i]->uid)) != NULL)
             nk++;
+    }
     for (size_t i = 0; i < c->nseen; i++)
         free(c->seen_uids[i]);
     free(c->seen_uids);
     c->seen_uids = keep;
     c->nseen = keep ? nk : 0;
-    if (keep)
-        qsort(keep, nk, sizeof *keep, nw_strs_cmp);
+    c->seen_ix_ok = false;
     return keep && nk == n;
 }
 
@@ -764,9 +797,9 @@ static bool pod_topology(const nw_pod_t *p)
 }
 
 /* Is pod uid left unnominated? */
-static bool quiet(const nw_provisioning_t *c, const char *uid)
+static bool quiet(nw_provisioning_t *c, const char *uid)
 {
-    return c->nquiet && bsearch(&uid, c->quiet, c->nquiet, sizeof *c->quiet, nw_strs_cmp);
+    return uid_in(&c->quiet_ix, &c->quiet_ix_ok, c->quiet, c->nquiet, uid);
 }
 
 /* The pods of the batch's results r planned onto NodeClaims (new, or in flight: placed on a
@@ -811,6 +844,7 @@ static void choose_quiet(nw_provisioning_t *p, const nw_simsnap_t *ss, const nw_
             free(p->quiet[i]);
     }
     p->nquiet = k;
+    p->quiet_ix_ok = false;
     if (p->nquiet || !ss->npods)
         return;
     int *idx = malloc(ss->npods * sizeof *idx);
@@ -854,9 +888,9 @@ static void choose_quiet(nw_provisioning_t *p, const nw_simsnap_t *ss, const nw_
             p->nquiet++;
     }
     if (v) {
-        qsort(v, p->nquiet, sizeof *v, nw_strs_cmp);
         free(p->quiet);
         p->quiet = v;
+        p->quiet_ix_ok = false;
         nw_log_debug("provisioner", "pods left unnominated (alike, and no larger than the others)",
                      NW_LI("pods", (long long)p->nquiet), NW_LS("like", g[best].pod->key));
     }
@@ -901,10 +935,11 @@ static void record_cohort(nw_provisioning_t *p, const nw_simsnap_t *ss, const nw
     free(v);
 }
 
-/* Has the pod a write in flight? (the first n of nom_busy, which are sorted) */
-static bool nom_busy(const nw_provisioning_t *c, size_t n, const char *uid)
+/* Has the pod a write in flight? (the first n of nom_busy, unchanged since the index was
+ * made) */
+static bool nom_busy(nw_provisioning_t *c, size_t n, const char *uid)
 {
-    return n && bsearch(&uid, c->nom_busy, n, sizeof *c->nom_busy, nw_strs_cmp);
+    return uid_in(&c->busy_ix, &c->busy_ix_ok, c->nom_busy, n, uid);
 }
 
 /* The writes that finished since the last tick: each success recorded as the
@@ -929,6 +964,7 @@ static void collect_nominations(nw_provisioning_t *c)
             c->nom_busy[k++] = c->nom_busy[i];
     }
     c->nnom_busy = k;
+    c->busy_ix_ok = false;
     free(fin);
     for (size_t i = 0; i < nr; i++) {
         const char *u = r[i].uid;
@@ -977,6 +1013,7 @@ static bool submit_nominations(nw_provisioning_t *c, const nom_write_t *v, size_
     if (!busy)
         return false;
     c->nom_busy = busy;
+    c->busy_ix_ok = false;
     for (size_t i = 0; i < nv; i++) {
         char *uid = strdup(v[i].pod->uid);
         if (!uid || nw_nominate_submit(c->nom, v[i].pod->pod, v[i].node) != NW_OK) {
@@ -984,6 +1021,7 @@ static bool submit_nominations(nw_provisioning_t *c, const nom_write_t *v, size_
             return false;
         }
         c->nom_busy[c->nnom_busy++] = uid;
+        c->busy_ix_ok = false;
     }
     return true;
 }
@@ -1038,11 +1076,7 @@ static void write_nominations(nw_provisioning_t *c, const nw_kube_snap_t *s)
     }
     if (nw > 1)
         qsort(w, nw, sizeof *w, cmp_nom_write);
-    ok = ok && submit_nominations(c, w, nw);
-    /* the new uids were appended unsorted: searches above only used the sorted prefix,
-     * and one pod is seen once per scan */
-    if (c->nnom_busy > nb)
-        qsort(c->nom_busy, c->nnom_busy, sizeof *c->nom_busy, nw_strs_cmp);
+    ok = ok && submit_nominations(c, w, nw); /* the lookups above used the first nb */
     c->nom_gen = gen;
     c->nom_done = ok;
     if (ok)

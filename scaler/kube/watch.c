@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/json.h"
 #include "common/jsonarena.h"
@@ -164,6 +165,7 @@ struct nw_kube_watch {
     watcher_t wt[NW_KUBE_KINDS];
     pthread_mutex_t err_mu;
     char last_err[512];
+    uint64_t delivered; /* watch events handed to the cache (the watch thread's) */
 };
 
 static void set_last_err(nw_kube_watch_t *w, const char *fmt, ...)
@@ -203,6 +205,7 @@ static int on_event(void *ud, const char *type, cJSON *obj)
     watcher_t *x = ud;
     nw_kube_watch_t *w = x->w;
     x->events++;
+    w->delivered++;
     nw_kube_metrics_add(w->metrics, NW_KM_WATCH_EVENTS, NULL, x->res->plural, -1, 1);
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
     const char *rv =
@@ -594,9 +597,18 @@ static void watch_done(watcher_t *x, CURLcode cc)
         schedule_backoff(x, relist);
 }
 
+/* How long the thread lets a stream's events gather after a wake-up that found some while
+ * the streams are busy, before it reads them: kube-apiserver flushes a watch's events as
+ * they come, so under a stream of pod events each wake-up read one or two events, a poll
+ * and a few reads (system calls in a TLS record each) per event; about a third of the
+ * watch thread's time in a 5,000-pod scale-out (30,000 events). An event is late by at
+ * most this much. */
+#define COALESCE_NS (2 * NW_NS_PER_MS)
+
 static void *run(void *arg)
 {
     nw_kube_watch_t *w = arg;
+    bool busy = false; /* the last pass read events */
     while (!atomic_load(&w->stop)) {
         int64_t now = now_ns(w);
         int64_t next = now + 1000 * NW_NS_PER_MS;
@@ -620,7 +632,9 @@ static void *run(void *arg)
                 next = x->start_at;
         }
         int still;
+        uint64_t before = w->delivered;
         curl_multi_perform(w->multi, &still);
+        busy = w->delivered != before;
         CURLMsg *m;
         int left;
         while ((m = curl_multi_info_read(w->multi, &left))) {
@@ -646,7 +660,12 @@ static void *run(void *arg)
             wait_ms = 0;
         if (wait_ms > 1000)
             wait_ms = 1000;
-        curl_multi_poll(w->multi, NULL, 0, (int)wait_ms, NULL);
+        int woke = 0;
+        curl_multi_poll(w->multi, NULL, 0, (int)wait_ms, &woke);
+        if (woke > 0 && busy && !atomic_load(&w->stop)) {
+            struct timespec ts = {0, COALESCE_NS};
+            nanosleep(&ts, NULL);
+        }
     }
     return NULL;
 }

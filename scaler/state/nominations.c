@@ -4,6 +4,8 @@
 #include "scaler/state/nominations.h"
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +44,12 @@ struct nw_nominations {
      * in by settle() before the next lookup by uid */
     nom_t *noms;
     size_t nnoms, cnoms, nsorted;
+    /* the sorted part indexed by uid (common/strs.h), made on the first lookup after it
+     * changed: the provisioner looks up every pending pod's uid several times a pass, and
+     * a binary search over 5,000 uids read a dozen cold strings per lookup (a third of the
+     * reconcile thread's time in a 5,000-pod scale-out) */
+    nw_strs_index_t ix;
+    bool index_ok;
     uint64_t seq;
     /* the claims nominations target, sorted by name (disruption asks about every node):
      * rebuilt on the first question after a change */
@@ -70,6 +78,7 @@ void nw_nominations_clear(nw_nominations_t *st)
         free(st->ev[i].uid);
     st->nnoms = st->nev = st->nsorted = 0;
     st->targets_ok = false;
+    st->index_ok = false;
 }
 
 void nw_nominations_free(nw_nominations_t *st)
@@ -78,6 +87,7 @@ void nw_nominations_free(nw_nominations_t *st)
         return;
     nw_nominations_clear(st);
     free(st->noms);
+    nw_strs_index_free(&st->ix);
     free(st->targets);
     free(st->ev);
     free(st);
@@ -152,7 +162,17 @@ static nom_t *nom_find(nw_nominations_t *st, const char *uid)
 {
     if (!st || !st->nnoms || !uid)
         return NULL;
-    settle(st);
+    if (st->nsorted != st->nnoms) {
+        settle(st);
+        st->index_ok = false;
+    }
+    if (!st->index_ok)
+        st->index_ok = nw_strs_index_build(&st->ix, st->noms, st->nnoms, sizeof *st->noms,
+                                           offsetof(nom_t, uid));
+    if (st->index_ok) {
+        size_t i = nw_strs_index_find(&st->ix, uid);
+        return i == SIZE_MAX ? NULL : &st->noms[i];
+    }
     size_t i = uid_lower(st->noms, st->nnoms, sizeof *st->noms, uid);
     return i < st->nnoms && strcmp(st->noms[i].uid, uid) == 0 ? &st->noms[i] : NULL;
 }
@@ -335,6 +355,7 @@ void nw_nominations_prune(nw_nominations_t *st, const char *const *keep, size_t 
         }
     }
     st->nnoms = st->nsorted = k;
+    st->index_ok = false;
     free(sorted);
 }
 

@@ -255,12 +255,66 @@ START_TEST(strs_lower_bound)
 }
 END_TEST
 
+START_TEST(strs_index_finds_members)
+{
+    typedef struct {
+        int n;
+        char *name;
+    } item_t;
+    /* enough elements to grow the table past its first size, and colliding prefixes */
+    enum { N = 300 };
+    item_t v[N];
+    char names[N][16];
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "pod-%d", i % 250); /* 50 names twice */
+        v[i] = (item_t){i, names[i]};
+    }
+    nw_strs_index_t ix = {0};
+    ck_assert_uint_eq(nw_strs_index_find(&ix, "pod-1"), SIZE_MAX); /* not built: none */
+    ck_assert(nw_strs_index_build(&ix, v, N, sizeof *v, offsetof(item_t, name)));
+    for (int i = 0; i < 250; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "pod-%d", i);
+        size_t at = nw_strs_index_find(&ix, key);
+        ck_assert_uint_ne(at, SIZE_MAX);
+        ck_assert_str_eq(v[at].name, key);
+        ck_assert_int_eq(v[at].n, i < 50 ? i + 250 : i); /* the last of equal members */
+    }
+    ck_assert_uint_eq(nw_strs_index_find(&ix, "pod-250"), SIZE_MAX);
+    ck_assert_uint_eq(nw_strs_index_find(&ix, ""), SIZE_MAX);
+    ck_assert_uint_eq(nw_strs_index_find(&ix, NULL), SIZE_MAX);
+    /* built again over a shorter array (the same storage): what left it is not found */
+    ck_assert(nw_strs_index_build(&ix, v, 10, sizeof *v, offsetof(item_t, name)));
+    ck_assert_uint_eq(nw_strs_index_find(&ix, "pod-9"), 9);
+    ck_assert_uint_eq(nw_strs_index_find(&ix, "pod-10"), SIZE_MAX);
+    /* a member moved out (set to NULL) after the build is not found; the others are */
+    v[3].name = NULL;
+    ck_assert_uint_eq(nw_strs_index_find(&ix, "pod-3"), SIZE_MAX);
+    ck_assert_uint_eq(nw_strs_index_find(&ix, "pod-4"), 4);
+    ck_assert(nw_strs_index_build(&ix, v, 10, sizeof *v, offsetof(item_t, name)));
+    ck_assert_uint_eq(nw_strs_index_find(&ix, "pod-3"), SIZE_MAX); /* NULL members skipped */
+    ck_assert_uint_eq(nw_strs_index_find(&ix, "pod-2"), 2);
+    v[3].name = names[3];
+    ck_assert(nw_strs_index_build(&ix, v, 0, sizeof *v, offsetof(item_t, name)));
+    ck_assert_uint_eq(nw_strs_index_find(&ix, "pod-0"), SIZE_MAX);
+    nw_strs_index_free(&ix);
+    /* an array of plain strings */
+    const char *s[] = {"b", "a", "c"};
+    ck_assert(nw_strs_index_build(&ix, s, 3, sizeof *s, 0));
+    ck_assert_uint_eq(nw_strs_index_find(&ix, "a"), 1);
+    ck_assert_uint_eq(nw_strs_index_find(&ix, "d"), SIZE_MAX);
+    nw_strs_index_free(&ix);
+    nw_strs_index_free(&ix); /* freeing twice is harmless */
+}
+END_TEST
+
 Suite *nw_common_suite(void)
 {
     Suite *s = suite_create("common");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, buf_bounded);
     tcase_add_test(tc, strs_lower_bound);
+    tcase_add_test(tc, strs_index_finds_members);
     tcase_add_test(tc, buf_json_escape);
     tcase_add_test(tc, log_json_lines);
     tcase_add_test(tc, log_secret_keys);

@@ -184,6 +184,55 @@ START_TEST(startup_observed_across_quiet_ticks)
 }
 END_TEST
 
+/* Many pods Pending over many ticks, each turning Ready at its own tick, and one replaced
+ * by a pod of the same name (a new uid) while Pending: one startup per pod that turned
+ * Ready, none for the replaced one, each counted once. */
+START_TEST(startups_of_many_pending_pods)
+{
+    ctlfix_t f;
+    ctlfix_init(&f);
+    f.deps.series = nw_series_new();
+    ck_assert_ptr_nonnull(f.deps.series);
+    nw_statemetrics_t *m = nw_statemetrics_new(&f.deps);
+    put_node(&f, "n1", "us-west-2a");
+    enum { N = 200 };
+    for (int i = 0; i < N; i++) {
+        char n[16];
+        snprintf(n, sizeof n, "p%d", i);
+        put_started_pod(&f, n, "Pending", false);
+    }
+    tick(&f, m);
+    /* p0 is deleted and made again (another uid) while Pending, then turns Ready */
+    ctlfix_del(&f, NW_KUBE_PODS, "default", "p0");
+    tick(&f, m);
+    ctlfix_put(&f, NW_KUBE_PODS,
+               "{\"metadata\":{\"name\":\"p0\",\"namespace\":\"default\",\"uid\":\"u-p0-2\","
+               "\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},\"spec\":{\"nodeName\":\"n1\","
+               "\"containers\":[{\"name\":\"c\"}]},\"status\":{\"phase\":\"Running\","
+               "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\","
+               "\"lastTransitionTime\":\"2026-01-01T00:00:07Z\"}]}}",
+               0);
+    tick(&f, m);
+    ck_assert_int_eq((int)nw_series_get(f.deps.series, &NW_KMETRICS_PODS_STARTUP_DURATION, NULL),
+                     0);
+    /* ten at a time turn Ready, the others stay Pending (their entries kept across ticks) */
+    for (int i = 1; i < N; i++) {
+        char n[16];
+        snprintf(n, sizeof n, "p%d", i);
+        put_started_pod(&f, n, "Running", true);
+        if (i % 10 == 0 || i == N - 1) {
+            tick(&f, m);
+            tick(&f, m); /* nothing changed */
+            ck_assert_int_eq(
+                (int)nw_series_get(f.deps.series, &NW_KMETRICS_PODS_STARTUP_DURATION, NULL), i);
+        }
+    }
+    nw_statemetrics_free(m);
+    nw_series_free(f.deps.series);
+    ctlfix_free(&f);
+}
+END_TEST
+
 /* The whole page (owned). */
 static char *page(nw_statemetrics_t *m)
 {
@@ -638,6 +687,7 @@ Suite *nw_statemetrics_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, pods_state_follows_changes);
     tcase_add_test(tc, startup_observed_across_quiet_ticks);
+    tcase_add_test(tc, startups_of_many_pending_pods);
     tcase_add_test(tc, node_values_as_karpenter);
     tcase_add_loop_test(tc, kept_up_to_date_is_rebuilt, 0, 3);
     tcase_add_test(tc, offering_marked_unavailable);
