@@ -502,8 +502,10 @@ END_TEST
 /* The alike pods' NodeClaim comes up (its Node initialized, with room for them) and the
  * kube-scheduler tries them and leaves them pending (a pass that judged them against
  * older nodes): they take any room of their group, so they are not placed again after the
- * grace (no solve; only the 10 s look is due), where the larger pod would be. */
-static void alike_tried_story(bool tried_big, const char *want_solves)
+ * grace (no solve; only the 10 s look is due), where the larger pod would be once its Node
+ * has no room left for the pods planned there (filler: the CPU of a pod bound there
+ * meanwhile; the Node has 1930m, the three pods ask for 1200m). */
+static void alike_tried_story(bool tried_big, const char *filler, const char *want_solves)
 {
     ctlfix_t f;
     ctlfix_init(&f);
@@ -518,7 +520,7 @@ static void alike_tried_story(bool tried_big, const char *want_solves)
     tick_prov(&f, p);
     ck_assert_int_eq(f.cloud->launches, 1);
     ctlfix_sync_nodeclaims(&f);
-    claim_up(&f, "100m");
+    claim_up(&f, filler);
     tick_prov(&f, p); /* the claim is seen up: the grace starts */
     const char *names[] = {"small-a", "small-b", "big"};
     for (int i = tried_big ? 2 : 0; i < (tried_big ? 3 : 2); i++) {
@@ -550,13 +552,22 @@ static void alike_tried_story(bool tried_big, const char *want_solves)
 
 START_TEST(provisioner_alike_pods_not_placed_again)
 {
-    alike_tried_story(false, "nodewarden_scaler_solves_total 1\n");
+    alike_tried_story(false, "100m", "nodewarden_scaler_solves_total 1\n");
 }
 END_TEST
 
 START_TEST(provisioner_larger_pod_placed_again)
 {
-    alike_tried_story(true, "nodewarden_scaler_solves_total 2\n");
+    alike_tried_story(true, "1500m", "nodewarden_scaler_solves_total 2\n");
+}
+END_TEST
+
+/* The larger pod tried and left pending while its Node still has room for every pod
+ * planned there (bound pods and the other nominations counted): the scheduler has not got
+ * to it, so no solve is spent placing it again. */
+START_TEST(provisioner_pod_with_room_not_placed_again)
+{
+    alike_tried_story(true, "100m", "nodewarden_scaler_solves_total 1\n");
 }
 END_TEST
 
@@ -2173,6 +2184,7 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, provisioner_spread_pods_nominated);
     tcase_add_test(t, provisioner_alike_pods_not_placed_again);
     tcase_add_test(t, provisioner_larger_pod_placed_again);
+    tcase_add_test(t, provisioner_pod_with_room_not_placed_again);
     tcase_add_test(t, provisioner_missed_claim_with_room_adds_none);
     tcase_add_test(t, provisioner_untried_pod_not_placed_again);
     tcase_add_test(t, provisioner_nominates_pod_to_its_node);
