@@ -1031,7 +1031,8 @@ void nw_provisioning_nominations_wait(nw_provisioning_t *c)
 typedef struct {
     const cJSON *spec;
     nw_sched_res_t req;
-    bool ok; /* parsed, and neither topology constraints nor host ports */
+    bool ok;     /* parsed */
+    bool simple; /* neither topology constraints nor host ports */
 } spec_req_t;
 
 typedef struct {
@@ -1058,15 +1059,16 @@ static bool spec_hostports(const cJSON *spec)
     return false;
 }
 
-/* The requests of pod (NULL when out of memory or when only a solve can tell whether it
- * fits a node: its spec does not parse, or it has pod (anti-)affinity, a topology spread or
- * a host port, which pods bound meanwhile can break). */
+/* The requests of pod (NULL when out of memory or its spec does not parse; for a pending
+ * pod, `pending`, also when only a solve can tell whether it fits a node: it has pod
+ * (anti-)affinity, a topology spread or a host port, which pods bound meanwhile can
+ * break). */
 static const nw_sched_res_t *pod_req(nw_provisioning_t *c, spec_memo_t *m, const nw_pod_t *pod,
-                                     bool whole)
+                                     bool pending)
 {
     for (size_t i = 0; i < m->n; i++)
         if (m->v[i].spec == pod->spec)
-            return m->v[i].ok ? &m->v[i].req : NULL;
+            return m->v[i].ok && (!pending || m->v[i].simple) ? &m->v[i].req : NULL;
     if (!c->reqsnap && !(c->reqsnap = nw_snapshot_new()))
         return NULL;
     if (m->n == m->cap) {
@@ -1080,9 +1082,9 @@ static const nw_sched_res_t *pod_req(nw_provisioning_t *c, spec_memo_t *m, const
     spec_req_t *e = &m->v[m->n++];
     *e = (spec_req_t){.spec = pod->spec};
     nw_err_t err = {0};
-    e->ok = nw_snapshot_pod_requests(c->reqsnap, pod->spec, "spec", &e->req, &err) == NW_OK &&
-            (!whole || (!pod_topology(pod) && !spec_hostports(pod->spec)));
-    return e->ok ? &e->req : NULL;
+    e->ok = nw_snapshot_pod_requests(c->reqsnap, pod->spec, "spec", &e->req, &err) == NW_OK;
+    e->simple = !pod_topology(pod) && !spec_hostports(pod->spec);
+    return e->ok && (!pending || e->simple) ? &e->req : NULL;
 }
 
 /* A pending pod nominated to a NodeClaim (pend's index), by claim. */
