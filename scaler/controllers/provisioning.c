@@ -283,6 +283,7 @@ static void prepare_base(nw_provisioning_t *p, const nw_kube_snap_t *s)
 }
 
 static void choose_quiet(nw_provisioning_t *p, const nw_simsnap_t *ss, const nw_sched_results_t *r);
+static const char *claim_node(const nw_kube_snap_t *s, const char *claim);
 
 static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npend,
                       const nw_kube_obj_t *const *own, size_t nown, int64_t waited_ns)
@@ -326,6 +327,19 @@ static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npen
                 NW_LF("snapshotSeconds", (double)(t0 - b0) / 1e9),
                 NW_LI("snapshotNodesKept", (long long)(kept1 - kept0)),
                 NW_LF("solveSeconds", (double)(t1 - t0) / 1e9));
+    /* a pod an earlier batch planned elsewhere that this one puts on new capacity: its
+     * planned room was gone (debug: what a later look changed) */
+    for (int k = 0; nw_log_enabled(NW_LOG_DEBUG) && k < r.nclaims; k++)
+        for (int j = 0; j < r.claims[k].npods; j++) {
+            int pi = r.claims[k].pods[j];
+            const char *was = pi >= 0 && (size_t)pi < ss.npods
+                                  ? nw_nominations_claim_of(p->mem->noms, ss.pods[pi]->uid)
+                                  : NULL;
+            if (was)
+                nw_log_debug("provisioner", "planned pod moved to new capacity",
+                             NW_LS("pod", ss.pods[pi]->key), NW_LS("plannedOn", was),
+                             NW_LS("preferredNode", claim_node(s, was) ? claim_node(s, was) : ""));
+        }
     /* nominations no pending pod looked up and older than 30 s go */
     int64_t mono = nw_clock_mono(c->clock);
     nw_nominations_prune(p->mem->noms, ss.looked_up, ss.nlooked_up, mono);
