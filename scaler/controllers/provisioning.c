@@ -90,6 +90,8 @@ struct nw_provisioning {
     size_t nquiet;
     uint64_t nom_gen;
     bool nom_done;
+    /* a snapshot used only to read pods' requests in its resource slots (room_left) */
+    nw_sched_snap_t *reqsnap;
     _Atomic uint64_t nom_written, nom_cleared, nom_failed;
     /* NodeClaims of one batch registered together (cohort.h) */
     nw_cohorts_t *cohorts;
@@ -165,6 +167,7 @@ void nw_provisioning_free(nw_provisioning_t *c)
         nw_strs_index_free(&c->seen_ix);
         nw_strs_index_free(&c->quiet_ix);
         nw_strs_index_free(&c->busy_ix);
+        nw_snapshot_free(c->reqsnap);
     }
     free(c);
 }
@@ -320,6 +323,7 @@ static void prepare_base(nw_provisioning_t *p, const nw_kube_snap_t *s)
 static void choose_quiet(nw_provisioning_t *p, const nw_simsnap_t *ss, const nw_sched_results_t *r);
 static void record_cohort(nw_provisioning_t *p, const nw_simsnap_t *ss,
                           const nw_sched_results_t *r);
+static const char *claim_node(const nw_kube_snap_t *s, const char *claim);
 
 static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npend,
                       const nw_kube_obj_t *const *own, size_t nown, int64_t waited_ns)
@@ -363,6 +367,19 @@ static void provision(nw_provisioning_t *p, const nw_kube_snap_t *s, size_t npen
                 NW_LF("snapshotSeconds", (double)(t0 - b0) / 1e9),
                 NW_LI("snapshotNodesKept", (long long)(kept1 - kept0)),
                 NW_LF("solveSeconds", (double)(t1 - t0) / 1e9));
+    /* a pod an earlier batch planned elsewhere that this one puts on new capacity: its
+     * planned room was gone (debug: what a later look changed) */
+    for (int k = 0; nw_log_enabled(NW_LOG_DEBUG) && k < r.nclaims; k++)
+        for (int j = 0; j < r.claims[k].npods; j++) {
+            int pi = r.claims[k].pods[j];
+            const char *was = pi >= 0 && (size_t)pi < ss.npods
+                                  ? nw_nominations_claim_of(p->mem->noms, ss.pods[pi]->uid)
+                                  : NULL;
+            if (was)
+                nw_log_debug("provisioner", "planned pod moved to new capacity",
+                             NW_LS("pod", ss.pods[pi]->key), NW_LS("plannedOn", was),
+                             NW_LS("preferredNode", claim_node(s, was) ? claim_node(s, was) : ""));
+        }
     /* nominations no pending pod looked up and older than 30 s go */
     int64_t mono = nw_clock_mono(c->clock);
     nw_nominations_prune(p->mem->noms, ss.looked_up, ss.nlooked_up, mono);
@@ -1100,24 +1117,197 @@ void nw_provisioning_nominations_wait(nw_provisioning_t *c)
     nw_nominate_wait(c->nom);
 }
 
+/* ---- is the planned room still there? ---- */
+
+/* A pod spec's requests as the simulation reads them (in c->reqsnap's resource slots),
+ * remembered per spec for one look (the replicas of a Deployment share theirs). */
+typedef struct {
+    const cJSON *spec;
+    nw_sched_res_t req;
+    bool ok;     /* parsed */
+    bool simple; /* neither topology constraints nor host ports */
+} spec_req_t;
+
+typedef struct {
+    spec_req_t *v;
+    size_t n, cap;
+} spec_memo_t;
+
+/* Does the spec ask for a host port (a bound pod can take it)? */
+static bool spec_hostports(const cJSON *spec)
+{
+    static const char *const lists[] = {"containers", "initContainers"};
+    for (size_t l = 0; l < 2; l++) {
+        const cJSON *ct, *port;
+        cJSON_ArrayForEach(ct, nw_json_get(spec, lists[l]))
+        {
+            cJSON_ArrayForEach(port, nw_json_get(ct, "ports"))
+            {
+                const cJSON *hp = nw_json_get(port, "hostPort");
+                if (cJSON_IsNumber(hp) && hp->valuedouble > 0)
+                    return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* The requests of pod (NULL when out of memory or its spec does not parse; for a pending
+ * pod, `pending`, also when only a solve can tell whether it fits a node: it has pod
+ * (anti-)affinity, a topology spread or a host port, which pods bound meanwhile can
+ * break). */
+static const nw_sched_res_t *pod_req(nw_provisioning_t *c, spec_memo_t *m, const nw_pod_t *pod,
+                                     bool pending)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (m->v[i].spec == pod->spec)
+            return m->v[i].ok && (!pending || m->v[i].simple) ? &m->v[i].req : NULL;
+    if (!c->reqsnap && !(c->reqsnap = nw_snapshot_new()))
+        return NULL;
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 16;
+        spec_req_t *v = realloc(m->v, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        m->v = v;
+        m->cap = cap;
+    }
+    spec_req_t *e = &m->v[m->n++];
+    *e = (spec_req_t){.spec = pod->spec};
+    nw_err_t err = {0};
+    e->ok = nw_snapshot_pod_requests(c->reqsnap, pod->spec, "spec", &e->req, &err) == NW_OK;
+    e->simple = !pod_topology(pod) && !spec_hostports(pod->spec);
+    return e->ok && (!pending || e->simple) ? &e->req : NULL;
+}
+
+/* A pending pod nominated to a NodeClaim (pend's index), by claim. */
+typedef struct {
+    const char *claim;
+    size_t i;
+} claim_pod_t;
+
+static int cmp_claim_pod(const void *a, const void *b)
+{
+    const claim_pod_t *x = a, *y = b;
+    int r = strcmp(x->claim, y->claim);
+    return r ? r : (x->i > y->i) - (x->i < y->i);
+}
+
+/* Has the Node of NodeClaim claim still room for every pending pod nominated to it (the
+ * v[lo..hi) of one claim), with the pods bound there counted? Then a pod of them the
+ * kube-scheduler left pending has not lost its room: the scheduler has not got to it
+ * (it tried it before it saw the Node, or is busy), and placing it again would find the
+ * same room. false when only a solve can tell (a pod whose fit a count of requests cannot
+ * judge: pod_req). */
+static bool room_left(nw_provisioning_t *c, const nw_kube_snap_t *s, spec_memo_t *m,
+                      const nw_kube_obj_t *const *pend, const claim_pod_t *v, size_t lo, size_t hi)
+{
+    const char *nname = claim_node(s, v[lo].claim);
+    const nw_kube_obj_t *node =
+        nname ? nw_kube_cache_snap_get(s, NW_KUBE_NODES, NULL, nname) : NULL;
+    if (!node || !node->node)
+        return false;
+    int64_t used[NW_SCHED_NRES] = {0};
+    const nw_kube_obj_t *const *on;
+    size_t non = nw_kube_cache_snap_pods_on_node(s, node->name, &on);
+    for (size_t i = 0; i < non; i++) {
+        if (!on[i]->pod || nw_pod_is_terminal(on[i]->pod))
+            continue;
+        const nw_sched_res_t *r = pod_req(c, m, on[i]->pod, false);
+        if (!r)
+            return false;
+        for (int k = 0; k < NW_SCHED_NRES; k++)
+            used[k] += r->v[k];
+    }
+    for (size_t j = lo; j < hi; j++) {
+        const nw_sched_res_t *r = pod_req(c, m, pend[v[j].i]->pod, true);
+        if (!r)
+            return false;
+        for (int k = 0; k < NW_SCHED_NRES; k++)
+            used[k] += r->v[k];
+    }
+    for (int k = 0; k < NW_SCHED_NRES; k++) {
+        const char *name = c->reqsnap->res_names[k];
+        nw_quantity_t q = {0};
+        if (used[k] > 0 &&
+            (!name || !nw_resources_get(&node->node->allocatable, name, &q) || q.milli < used[k]))
+            return false;
+    }
+    return true;
+}
+
+/* Of the pods nw_nominations_missed took for misses (pend's indexes in miss, nmiss of
+ * them), is any a real one: its planned Node no longer has room for the pods nominated to
+ * it (room_left)? */
+static bool misses_real(nw_provisioning_t *c, const nw_kube_snap_t *s,
+                        const nw_kube_obj_t *const *pend, size_t np, const size_t *miss,
+                        size_t nmiss)
+{
+    claim_pod_t *v = malloc((np + 1) * sizeof *v);
+    if (!v)
+        return true;
+    size_t n = 0;
+    for (size_t i = 0; i < np; i++) {
+        const char *claim =
+            pend[i]->pod ? nw_nominations_claim_of(c->mem->noms, pend[i]->uid) : NULL;
+        if (claim)
+            v[n++] = (claim_pod_t){claim, i};
+    }
+    qsort(v, n, sizeof *v, cmp_claim_pod);
+    spec_memo_t m = {0};
+    bool real = false;
+    for (size_t k = 0; k < nmiss && !real; k++) {
+        const char *claim = nw_nominations_claim_of(c->mem->noms, pend[miss[k]]->uid);
+        claim_pod_t key = {claim, 0};
+        size_t lo = 0, hi = n;
+        while (lo < hi) { /* the claim's first */
+            size_t mid = lo + (hi - lo) / 2;
+            if (cmp_claim_pod(&v[mid], &key) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        hi = lo;
+        while (hi < n && strcmp(v[hi].claim, claim) == 0)
+            hi++;
+        real = lo == hi || !room_left(c, s, &m, pend, v, lo, hi);
+    }
+    free(m.v);
+    free(v);
+    return real;
+}
+
 /* Pending pods nominated to a NodeClaim whose node is up, tried again by the kube-scheduler
- * and still unbound after MISS_GRACE_NS: it placed other pods in their room (it is free to; the
- * tighter the packing, the likelier), so they are placed again at once, rather than at the
- * next 10 s look, by a solve that counts what really runs on the new nodes. 1 when some
- * did; miss_due_mono is when the next grace ends, 0 for none. */
+ * and still unbound after MISS_GRACE_NS while their Node no longer has room for the pods
+ * planned there: the scheduler placed other pods in their room (it is free to; the tighter
+ * the packing, the likelier), so they are placed again at once, rather than at the next
+ * 10 s look, by a solve that counts what really runs on the new nodes. A pod whose Node
+ * still has room is no miss: the scheduler has not got to it yet. 1 when some missed;
+ * miss_due_mono is when the next grace ends, 0 for none. */
 static int missed_nominations(nw_provisioning_t *c, const nw_kube_snap_t *s,
                               const nw_kube_obj_t *const *pend, size_t np, int64_t mono)
 {
-    int missed = 0;
+    size_t *miss = NULL, nmiss = 0;
     int64_t due = INT64_MAX;
+    bool oom = false;
     for (size_t i = 0; i < np; i++) {
         const char *claim = nw_nominations_claim_of(c->mem->noms, pend[i]->uid);
         if (!claim || quiet(c, pend[i]->uid))
             continue; /* an alike pod takes any room of its group (choose_quiet) */
-        missed |= nw_nominations_missed(c->mem->noms, pend[i]->uid,
-                                        pend[i]->pod ? nw_pod_scheduled_mark(pend[i]->pod) : 0,
-                                        claim_up(s, claim), mono, MISS_GRACE_NS, &due);
+        if (!nw_nominations_missed(c->mem->noms, pend[i]->uid,
+                                   pend[i]->pod ? nw_pod_scheduled_mark(pend[i]->pod) : 0,
+                                   claim_up(s, claim), mono, MISS_GRACE_NS, &due))
+            continue;
+        if (!miss && !(miss = malloc(np * sizeof *miss)))
+            oom = true;
+        else
+            miss[nmiss++] = i;
     }
+    int missed = oom || (nmiss && misses_real(c, s, pend, np, miss, nmiss));
+    if (nmiss && !missed)
+        nw_log_debug("provisioner", "pods left pending on Nodes that still have their room",
+                     NW_LI("pods", (long long)nmiss));
+    free(miss);
     c->miss_due_mono = !missed && due != INT64_MAX ? mono + due : 0;
     return missed;
 }

@@ -124,11 +124,15 @@ NW_MUST_USE nw_rc_t nw_snap_pod_add(nw_sched_snap_t *s, const nw_pod_t *pod, nw_
 /* Where nw_snap_pod_add_as puts a pod instead of where its record says (the live snapshot,
  * scaler/state/simsnap.c). */
 typedef struct {
-    const char *node; /* non-NULL: bound to this node or in-flight NodeClaim (a pod an
-                         earlier batch nominated to it) */
-    bool pending;     /* unbound and to be placed again, as an unschedulable pending pod
-                         (phase Pending, PodScheduled=False/Unschedulable, not nominated): a
-                         pod of a node that is left out or being deleted */
+    const char *node;   /* non-NULL: bound to this node or in-flight NodeClaim (a pod an
+                           earlier batch nominated to it) */
+    bool pending;       /* unbound and to be placed again, as an unschedulable pending pod
+                           (phase Pending, PodScheduled=False/Unschedulable, not nominated): a
+                           pod of a node that is left out or being deleted */
+    const char *prefer; /* non-NULL (with node NULL): the existing node an earlier batch
+                           planned this unbound pod on; the simulation places it there
+                           before any other pod is placed while the node still has room
+                           for it (every constraint checked), else as any other pod */
 } nw_sched_pod_as_t;
 /** nw_snap_pod_add with the pod moved as `as` says (NULL: as nw_snap_pod_add). */
 NW_MUST_USE nw_rc_t nw_snap_pod_add_as(nw_sched_snap_t *s, const nw_pod_t *pod,

@@ -112,6 +112,8 @@ typedef struct {
 typedef struct {
     char *ns, *name, *uid, *key; /* key = "ns/name" */
     char *node_name;             /* spec.nodeName or NULL */
+    char *prefer;                /* the node an earlier batch planned it on, or NULL
+                                    (nw_sched_pod_as_t.prefer) */
     char *owner_kind, *owner_name;
     int64_t created;
     nw_sched_res_t req;

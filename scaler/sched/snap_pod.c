@@ -779,6 +779,8 @@ static NW_MUST_USE nw_rc_t add_record(nw_sched_snap_t *s, const nw_pod_t *pod,
             goto fail_nomem;
     }
     pod_state(s, &p, pod, as && as->pending);
+    if (as && as->prefer && !as->node && !p.node_name && !(p.prefer = strdup(as->prefer)))
+        goto fail_nomem;
     /* grown without zeroing the spare room (nw_snapshot_grow does): each pod is written
      * whole, and untouched room costs no page */
     if (s->npods == s->cpods) {

@@ -85,6 +85,7 @@ void nw_snapshot_pod_free(nw_spod_t *p)
     free(p->uid);
     free(p->key);
     free(p->node_name);
+    free(p->prefer);
     free(p->owner_kind);
     free(p->owner_name);
     free(p->tcs);

@@ -487,6 +487,66 @@ static NW_MUST_USE nw_rc_t queue_pods(ctx_t *c, nw_sched_results_t *r, int *queu
     return NW_OK;
 }
 
+/* An existing node's name and its index in c->en (place_preferred). */
+typedef struct {
+    const char *name;
+    int en;
+} en_name_t;
+
+static int cmp_en_name(const void *a, const void *b)
+{
+    return strcmp(((const en_name_t *)a)->name, ((const en_name_t *)b)->name);
+}
+
+/* Before anything else is placed: each queued pod an earlier batch planned on a node that
+ * exists now (nw_spod_t.prefer) back onto that node while it still has room for it, in the
+ * queue's order, with every check an existing node gets (try_node); the pods placed leave
+ * the queue (*nq), the others are placed as any pod is. A later look so keeps pods where
+ * the first plan put them rather than packing them afresh around what the kube-scheduler
+ * bound meanwhile, which can leave a planned pod without room and add a NodeClaim. */
+static NW_MUST_USE nw_rc_t place_preferred(ctx_t *c, nw_sched_results_t *r, int *queue, int *nq)
+{
+    const nw_sched_snap_t *s = c->s;
+    int any = 0;
+    for (int q = 0; q < *nq && !any; q++)
+        any = s->pods[queue[q]].prefer != NULL;
+    if (!any || c->nen == 0)
+        return NW_OK;
+    en_name_t *names = malloc((size_t)c->nen * sizeof *names);
+    if (!names)
+        return NW_ENOMEM;
+    for (int i = 0; i < c->nen; i++)
+        names[i] = (en_name_t){s->nodes[c->en[i].snode].name, i};
+    qsort(names, (size_t)c->nen, sizeof *names, cmp_en_name);
+    nw_rc_t rc = NW_OK;
+    int k = 0;
+    for (int q = 0; q < *nq; q++) {
+        int pod = queue[q];
+        const char *want = s->pods[pod].prefer;
+        const en_name_t key = {want, 0};
+        const en_name_t *hit =
+            want ? bsearch(&key, names, (size_t)c->nen, sizeof *names, cmp_en_name) : NULL;
+        int ok = 0;
+        if (hit && rc == NW_OK) {
+            variant_t *v = nw_solve_prep_variant_get(c, pod);
+            ok = v ? nw_solve_claims_try_node(c, pod, v, hit->en) : -2;
+        }
+        if (ok < 0)
+            rc = NW_ENOMEM;
+        if (ok > 0) {
+            nw_sched_placed_t *pl = &r->placed[r->nplaced++];
+            pl->pod = pod;
+            snprintf(pl->node, sizeof pl->node, "%s", want);
+            c->ps[pod].placed = true;
+            continue;
+        }
+        queue[k++] = pod;
+    }
+    *nq = k;
+    free(names);
+    return rc;
+}
+
 /* Karpenter's loop: each pod on an existing node, an open claim or a new one, else relaxed
  * and queued again until a whole pass places nothing; the pods left are unschedulable. */
 static NW_MUST_USE nw_rc_t place_pods(ctx_t *c, nw_sched_results_t *r, int *queue, int nq)
@@ -655,6 +715,7 @@ nw_rc_t nw_solve(const nw_sched_snap_t *s, int64_t now, nw_sched_results_t *r, n
         goto out;
     int nq = 0;
     if ((rc = queue_pods(&c, r, queue, &nq)) != NW_OK ||
+        (rc = place_preferred(&c, r, queue, &nq)) != NW_OK ||
         (rc = place_pods(&c, r, queue, nq)) != NW_OK)
         goto out;
     if (s->opts.repack &&

@@ -366,39 +366,54 @@ static void en_candidates(ctx_t *c, variant_t *v)
     v->en_n = k;
 }
 
-int nw_solve_claims_try_existing(ctx_t *c, int pod, variant_t *v)
+/* Pod on existing node i (c->en) when it fits there (room, taints, requirements unless
+ * known compatible, host ports, volumes, topology): 1 placed, 0 not, -2 out of memory. */
+static int try_node(ctx_t *c, int pod, variant_t *v, int i, bool check_reqs)
 {
     const nw_spod_t *p = &c->s->pods[pod];
+    enode_t *e = &c->en[i];
+    if (!fits(&p->req, &e->free, c->nres))
+        return 0;
+    const nw_snode_t *n = &c->s->nodes[e->snode];
+    if (!tolerates(c, pod, &n->taints, !n->initialized && n->pool, &n->startup_taints, NULL))
+        return 0;
+    if (check_reqs && v->reqs.n &&
+        !nw_requirements_compatible(&n->reqs, &v->reqs, FLAG_ALLOW, NULL))
+        return 0;
+    if (nw_solve_topo_hostports_conflict(c, pod, i) || nw_solve_topo_volumes_exceed(c, pod, e))
+        return 0;
+    uint64_t out[MAX_TKEYS];
+    uint32_t touched;
+    if (!nw_solve_topo_allowed(c, pod, v, i, e->dm, out, &touched, NULL, 0))
+        return 0;
+    if (nw_solve_topo_hostports_add(c, pod, i) != NW_OK ||
+        nw_solve_topo_volumes_add(c, pod, e) != NW_OK)
+        return -2;
+    for (int k = 0; k < c->nres; k++)
+        e->free.v[k] -= p->req.v[k];
+    for (int k = 0; k < c->nkeys; k++)
+        if (touched >> k & 1)
+            e->dm[k] = out[k];
+    nw_solve_topo_record(c, pod, i, e->dm, &n->reqs, &n->taints);
+    return 1;
+}
+
+int nw_solve_claims_try_existing(ctx_t *c, int pod, variant_t *v)
+{
     en_candidates(c, v);
     bool all = !v->en_list;
     for (int j = 0; j < v->en_n; j++) {
         int i = all ? j : v->en_list[j];
-        enode_t *e = &c->en[i];
-        if (!fits(&p->req, &e->free, c->nres))
-            continue;
-        const nw_snode_t *n = &c->s->nodes[e->snode];
-        if (!tolerates(c, pod, &n->taints, !n->initialized && n->pool, &n->startup_taints, NULL))
-            continue;
-        if (all && v->reqs.n && !nw_requirements_compatible(&n->reqs, &v->reqs, FLAG_ALLOW, NULL))
-            continue;
-        if (nw_solve_topo_hostports_conflict(c, pod, i) || nw_solve_topo_volumes_exceed(c, pod, e))
-            continue;
-        uint64_t out[MAX_TKEYS];
-        uint32_t touched;
-        if (!nw_solve_topo_allowed(c, pod, v, i, e->dm, out, &touched, NULL, 0))
-            continue;
-        if (nw_solve_topo_hostports_add(c, pod, i) != NW_OK ||
-            nw_solve_topo_volumes_add(c, pod, e) != NW_OK)
-            return -2;
-        for (int k = 0; k < c->nres; k++)
-            e->free.v[k] -= p->req.v[k];
-        for (int k = 0; k < c->nkeys; k++)
-            if (touched >> k & 1)
-                e->dm[k] = out[k];
-        nw_solve_topo_record(c, pod, i, e->dm, &n->reqs, &n->taints);
-        return i;
+        int ok = try_node(c, pod, v, i, all);
+        if (ok)
+            return ok > 0 ? i : -2;
     }
     return -1;
+}
+
+int nw_solve_claims_try_node(ctx_t *c, int pod, variant_t *v, int i)
+{
+    return i < 0 || i >= c->nen ? 0 : try_node(c, pod, v, i, true);
 }
 
 /* Drop from nb the types that would exceed the pool's remaining limits. */

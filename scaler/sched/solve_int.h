@@ -306,6 +306,9 @@ int nw_solve_claims_try(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc);
  * pkg/controllers/static/provisioning), pods none */
 NW_MUST_USE nw_rc_t nw_solve_claims_static(ctx_t *c);
 int nw_solve_claims_try_existing(ctx_t *c, int pod, variant_t *v);
+/* The pod on existing node i (c->en) alone, with every check try_existing makes: 1 placed,
+ * 0 not, -2 out of memory. */
+int nw_solve_claims_try_node(ctx_t *c, int pod, variant_t *v, int i);
 int nw_solve_claims_try_new(ctx_t *c, int pod, variant_t *v, nw_rc_t *rc);
 bool nw_solve_claims_relax(ctx_t *c, int pod);
 char *nw_solve_claims_pool_reason(ctx_t *c, int pod, const pctx_t *pc);

@@ -453,14 +453,39 @@ static const char *nominated_target(build_t *b, const char *uid)
     return entry_of_claim(o, claim);
 }
 
+/* The Node that NodeClaim claim registered as, once it is no longer in flight (it has no
+ * entry: initialized), NULL when none or either is being deleted. */
+static const char *claim_node_now(build_t *b, const char *claim)
+{
+    const nw_kube_obj_t *nc =
+        claim ? nw_kube_cache_snap_get(b->ks, NW_KUBE_NODECLAIMS, NULL, claim) : NULL;
+    if (!nc || nc->terminating)
+        return NULL;
+    const nw_kube_obj_t *node =
+        nc->provider_id[0] ? nw_kube_cache_snap_node_by_provider_id(b->ks, nc->provider_id) : NULL;
+    if (!node && nc->nodeclaim->node_name[0])
+        node = nw_kube_cache_snap_get(b->ks, NW_KUBE_NODES, NULL, nc->nodeclaim->node_name);
+    return node && !node->terminating ? node->name : NULL;
+}
+
+/* Where a pending pod goes in the snapshot: nominated to an in-flight NodeClaim, bound to
+ * it; nominated to one whose Node initialized since, pending with that Node preferred (the
+ * solve puts it back there first while the Node has room: nw_sched_pod_as_t.prefer). */
+static void nominated_as(build_t *b, const nw_kube_obj_t *p, nw_sched_pod_as_t *as)
+{
+    as->node = nominated_target(b, p->pod->uid);
+    if (as->node)
+        as->pending = false;
+    else
+        as->prefer = claim_node_now(b, nw_nominations_claim_of(b->env->noms, p->pod->uid));
+}
+
 static NW_MUST_USE nw_rc_t add_pending(build_t *b, const nw_kube_obj_t *p, int resched)
 {
-    /* nominated to an in-flight NodeClaim: bound to it; from a node left out or being
-     * deleted: pending again */
-    nw_sched_pod_as_t as = {.node = nominated_target(b, p->pod->uid), .pending = resched != 0};
-    if (as.node)
-        as.pending = false;
-    return push_pod(b, p, as.node || as.pending ? &as : NULL, resched);
+    /* from a node left out or being deleted: pending again */
+    nw_sched_pod_as_t as = {.pending = resched != 0};
+    nominated_as(b, p, &as);
+    return push_pod(b, p, as.node || as.pending || as.prefer ? &as : NULL, resched);
 }
 
 void nw_simsnap_free(nw_simsnap_t *s)
@@ -882,9 +907,8 @@ static NW_MUST_USE nw_rc_t build_rest(build_t *b, const nw_kube_obj_t *const *re
          * concerned (not a preemption in progress) */
         for (size_t i = 0; i < o->nown_nominated && rc == NW_OK; i++) {
             const nw_kube_obj_t *p = o->own_nominated[i];
-            nw_sched_pod_as_t as = {.node = nominated_target(b, p->pod->uid), .pending = true};
-            if (as.node)
-                as.pending = false;
+            nw_sched_pod_as_t as = {.pending = true};
+            nominated_as(b, p, &as);
             rc = push_pod(b, p, &as, 0);
         }
     }

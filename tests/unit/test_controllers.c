@@ -548,23 +548,26 @@ END_TEST
 /* The alike pods' NodeClaim comes up (its Node initialized, with room for them) and the
  * kube-scheduler tries them and leaves them pending (a pass that judged them against
  * older nodes): they take any room of their group, so they are not placed again after the
- * grace (no solve; only the 10 s look is due), where the larger pod would be. */
-static void alike_tried_story(bool tried_big, const char *want_solves)
+ * grace (no solve; only the 10 s look is due), where the larger pod would be once its Node
+ * has no room left for the pods planned there (filler: the CPU of a pod bound there
+ * meanwhile; the Node has 1930m, the three pods ask for 1200m). */
+static void alike_tried_story(bool tried_big, const char *filler, bool spread,
+                              const char *want_solves)
 {
     ctlfix_t f;
     ctlfix_init(&f);
     nw_provisioning_t *p = prov_new(&f);
     ctlfix_put_nodeclass(&f);
     ctlfix_put_nodepool(&f, NULL);
-    put_pending(&f, "small-a", "100m", "128Mi", false);
-    put_pending(&f, "small-b", "100m", "128Mi", false);
-    put_pending(&f, "big", "1", "1Gi", false);
+    put_pending(&f, "small-a", "100m", "128Mi", spread);
+    put_pending(&f, "small-b", "100m", "128Mi", spread);
+    put_pending(&f, "big", "1", "1Gi", spread);
     tick_prov(&f, p);
     nw_clock_fake_advance(&f.clk, 1100 * NW_NS_PER_MS);
     tick_prov(&f, p);
     ck_assert_int_eq(f.cloud->launches, 1);
     ctlfix_sync_nodeclaims(&f);
-    claim_up(&f, "100m");
+    claim_up(&f, filler);
     tick_prov(&f, p); /* the claim is seen up: the grace starts */
     const char *names[] = {"small-a", "small-b", "big"};
     for (int i = tried_big ? 2 : 0; i < (tried_big ? 3 : 2); i++) {
@@ -572,13 +575,18 @@ static void alike_tried_story(bool tried_big, const char *want_solves)
         snprintf(b, sizeof b,
                  "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"uid-%s\","
                  "\"resourceVersion\":\"90\",\"labels\":{\"app\":\"%s\"},\"creationTimestamp\":"
-                 "\"2026-11-30T11:59:00Z\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+                 "\"2026-11-30T11:59:00Z\"},\"spec\":{%s\"containers\":[{\"name\":\"c\","
                  "\"resources\":{\"requests\":{\"cpu\":\"%s\",\"memory\":\"%s\"}}}]},\"status\":"
                  "{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":"
                  "\"False\",\"reason\":\"Unschedulable\",\"message\":\"0/1 nodes are available: "
                  "1 node(s) had untolerated taint.\"}]}}",
-                 names[i], names[i], i < 2 ? "100m" : "1", i < 2 ? "100m" : "1",
-                 i < 2 ? "128Mi" : "1Gi");
+                 names[i], names[i], i < 2 ? "100m" : "1",
+                 spread ? "\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":"
+                          "\"topology.kubernetes.io/zone\",\"whenUnsatisfiable\":"
+                          "\"ScheduleAnyway\",\"labelSelector\":{\"matchLabels\":{\"app\":"
+                          "\"x\"}}}],"
+                        : "",
+                 i < 2 ? "100m" : "1", i < 2 ? "128Mi" : "1Gi");
         ctlfix_put(&f, NW_KUBE_PODS, b, 1);
     }
     nw_clock_fake_advance(&f.clk, 120 * NW_NS_PER_MS);
@@ -596,13 +604,30 @@ static void alike_tried_story(bool tried_big, const char *want_solves)
 
 START_TEST(provisioner_alike_pods_not_placed_again)
 {
-    alike_tried_story(false, "nodewarden_scaler_solves_total 1\n");
+    alike_tried_story(false, "100m", false, "nodewarden_scaler_solves_total 1\n");
 }
 END_TEST
 
 START_TEST(provisioner_larger_pod_placed_again)
 {
-    alike_tried_story(true, "nodewarden_scaler_solves_total 2\n");
+    alike_tried_story(true, "1500m", false, "nodewarden_scaler_solves_total 2\n");
+}
+END_TEST
+
+/* The larger pod tried and left pending while its Node still has room for every pod
+ * planned there (bound pods and the other nominations counted): the scheduler has not got
+ * to it, so no solve is spent placing it again. */
+/* A pod spread over zones is placed again though its Node still has the room: pods bound
+ * meanwhile can break its spread, which only a solve can judge. */
+START_TEST(provisioner_spread_pod_placed_again)
+{
+    alike_tried_story(true, "100m", true, "nodewarden_scaler_solves_total 2\n");
+}
+END_TEST
+
+START_TEST(provisioner_pod_with_room_not_placed_again)
+{
+    alike_tried_story(true, "100m", false, "nodewarden_scaler_solves_total 1\n");
 }
 END_TEST
 
@@ -2321,6 +2346,8 @@ Suite *nw_controllers_suite(void)
     tcase_add_test(t, provisioner_soft_spread_no_cohort);
     tcase_add_test(t, provisioner_alike_pods_not_placed_again);
     tcase_add_test(t, provisioner_larger_pod_placed_again);
+    tcase_add_test(t, provisioner_pod_with_room_not_placed_again);
+    tcase_add_test(t, provisioner_spread_pod_placed_again);
     tcase_add_test(t, provisioner_missed_claim_with_room_adds_none);
     tcase_add_test(t, provisioner_untried_pod_not_placed_again);
     tcase_add_test(t, provisioner_nominates_pod_to_its_node);

@@ -546,6 +546,77 @@ START_TEST(test_nomination_reserves_inflight_room)
 }
 END_TEST
 
+/* The NodeClaim of node `name` (node(), providerID i-<name>), initialized: no longer in
+ * flight. */
+static void claim_of_node(fx_t *f, const char *claim, const char *name)
+{
+    char b[2048];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\",\"uid\":\"c-%s\",\"labels\":{"
+             "\"karpenter.sh/nodepool\":\"default\",\"node.kubernetes.io/instance-type\":"
+             "\"m5.xlarge\"}},\"spec\":{\"requirements\":[]},\"status\":{\"providerID\":"
+             "\"aws:///us-west-2a/i-%s\",\"nodeName\":\"%s\",\"conditions\":[{\"type\":"
+             "\"Initialized\",\"status\":\"True\",\"reason\":\"Initialized\","
+             "\"lastTransitionTime\":\"2026-11-30T12:00:00Z\"}]}}",
+             claim, claim, name, name);
+    put(f, NW_KUBE_NODECLAIMS, b);
+}
+
+/* Two NodeClaims of an earlier batch came up as na (3500m free) and nb (2500m free) with
+ * their pods still pending: na was planned 1.5 + 1 + 1 CPU, nb 1.5 + 1. Placed afresh, the
+ * largest first onto the first node with room, they would not fit (1.5 and 1.5 on na, two
+ * 1s on nb, the third 1 nowhere: a new NodeClaim); a later look puts each back on its
+ * planned Node first. A Node that no longer takes a pod (a NoSchedule taint) gets none. */
+START_TEST(test_planned_pods_kept_on_their_nodes)
+{
+    fx_t f;
+    fx_init(&f);
+    put(&f, NW_KUBE_NODEPOOLS, POOL);
+    node(&f, "na", NULL, 0);
+    node(&f, "nb", NULL, 0);
+    claim_of_node(&f, "c-na", "na");
+    claim_of_node(&f, "c-nb", "nb");
+    pod(&f, "fill-a", "420m", "64Mi", "na", NULL);
+    pod(&f, "fill-b", "1420m", "64Mi", "nb", NULL);
+    const char *plan[][2] = {{"big-1", "c-na"},
+                             {"small-1", "c-na"},
+                             {"small-2", "c-na"},
+                             {"big-2", "c-nb"},
+                             {"small-3", "c-nb"}};
+    for (size_t i = 0; i < 5; i++) {
+        char uid[64];
+        pod(&f, plan[i][0], plan[i][0][0] == 'b' ? "1500m" : "1", "100Mi", "", NULL);
+        snprintf(uid, sizeof uid, "uid-%s", plan[i][0]);
+        nw_nominations_nominate(f.noms, uid, plan[i][1], nw_clock_mono(&f.clk.base));
+    }
+    nw_simsnap_opts_t o = {.include_pending = true};
+    run_t r;
+    run(&f, &o, &r);
+    ck_assert_int_eq(r.r.considered, 5);
+    ck_assert_int_eq(r.r.nclaims, 0);
+    ck_assert_int_eq(r.r.nunsched, 0);
+    for (size_t i = 0; i < 5; i++) {
+        const char *on = placed_on(&r, plan[i][0]);
+        ck_assert_msg(on != NULL, "%s not placed", plan[i][0]);
+        ck_assert_str_eq(on, plan[i][1] + 2);
+    }
+    run_free(&r);
+    /* nb now refuses pods: its two go where there is room, or to new capacity */
+    node(&f, "nb", ",\"taints\":[{\"key\":\"x\",\"effect\":\"NoSchedule\"}]", 0);
+    run(&f, &o, &r);
+    ck_assert_int_eq(r.r.nunsched, 0);
+    for (size_t i = 0; i < 5; i++) {
+        const char *on = placed_on(&r, plan[i][0]);
+        ck_assert(on == NULL || strcmp(on, "nb") != 0);
+        if (i < 3)
+            ck_assert_str_eq(on, "na");
+    }
+    ck_assert(in_new_claim(&r, "big-2") && in_new_claim(&r, "small-3"));
+    run_free(&r);
+    fx_free(&f);
+}
+END_TEST
+
 START_TEST(test_exclude_and_reschedule)
 {
     fx_t f;
@@ -1210,6 +1281,7 @@ Suite *nw_simsnap_suite(void)
     tcase_add_test(tc, test_existing_then_inflight_then_new);
     tcase_add_test(tc, test_csinode_attach_limit);
     tcase_add_test(tc, test_nomination_reserves_inflight_room);
+    tcase_add_test(tc, test_planned_pods_kept_on_their_nodes);
     tcase_add_test(tc, test_exclude_and_reschedule);
     tcase_add_test(tc, test_deleting_and_disrupted_nodes);
     tcase_add_test(tc, test_ice_and_type_resources);
