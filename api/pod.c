@@ -198,12 +198,61 @@ static nw_pod_cond_status_t cond_status_of(const char *s)
     return NW_POD_COND_UNKNOWN;
 }
 
-/* the strings a record copies, in order */
+/* the strings a record copies, in order (the name is not one: it is the key's tail) */
 enum { S_NS, S_NAME, S_UID, S_RV, S_NODE, S_NOM, S_REASON, S_PHASE, S_N };
+
+/* Values most pods share, pointed to rather than copied into each record: the phases, the
+ * kubelet's and the scheduler's condition types, and the reasons they give. */
+static const char *const shared_words[] = {
+    "Pending",
+    "Running",
+    "Succeeded",
+    "Failed",
+    "PodScheduled",
+    "Initialized",
+    "ContainersReady",
+    "Ready",
+    "PodReadyToStartContainers",
+    "DisruptionTarget",
+    "Unschedulable",
+    "PodCompleted",
+    "ContainersNotReady",
+    "",
+};
+
+/* The shared copy of s, or NULL when s is none of them. */
+static const char *shared_word(const char *s)
+{
+    if (!s)
+        return NULL;
+    for (size_t i = 0; i < sizeof shared_words / sizeof *shared_words; i++)
+        if (strcmp(s, shared_words[i]) == 0)
+            return shared_words[i];
+    return NULL;
+}
 
 static size_t slen(const char *s)
 {
     return s ? strlen(s) + 1 : 1;
+}
+
+/* The bytes a copy of s takes in a record: none for a shared word (or NULL: ""). */
+static size_t wlen(const char *s)
+{
+    return !s || shared_word(s) ? 0 : strlen(s) + 1;
+}
+
+/* The shared word s, else a copy of s at *at (advanced). NULL: "". */
+static const char *put_word(char **at, const char *s)
+{
+    const char *w = s ? shared_word(s) : "";
+    if (w)
+        return w;
+    char *d = *at;
+    size_t n = strlen(s) + 1;
+    memcpy(d, s, n);
+    *at += n;
+    return d;
 }
 
 /* Copy s (NULL: "") to *at and advance it. */
@@ -225,8 +274,10 @@ static nw_pod_t *alloc_record(const cJSON *pod, const char *const *str, const cJ
 {
     size_t bytes = 0;
     for (int i = 0; i < S_N; i++)
-        bytes += slen(str[i]);
-    bytes += slen(str[S_NS]) + slen(str[S_NAME]); /* the key */
+        if (i != S_NAME && i != S_REASON && i != S_PHASE)
+            bytes += slen(str[i]);
+    bytes += wlen(str[S_REASON]) + wlen(str[S_PHASE]);
+    bytes += slen(str[S_NS]) + slen(str[S_NAME]); /* the key, whose tail is the name */
     int n = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, conds)
@@ -234,7 +285,7 @@ static nw_pod_t *alloc_record(const cJSON *pod, const char *const *str, const cJ
         if (!nw_json_str(c, "type"))
             continue;
         n++;
-        bytes += slen(nw_json_str(c, "type")) + slen(nw_json_str(c, "reason"));
+        bytes += wlen(nw_json_str(c, "type")) + wlen(nw_json_str(c, "reason"));
     }
     (void)pod;
     size_t head = sizeof(nw_pod_t) + (size_t)n * sizeof(nw_pod_cond_t);
@@ -261,22 +312,22 @@ static void fill_strings(nw_pod_t *p, const char *const *str, const cJSON *conds
 {
     char *at = (char *)(p + 1) + (size_t)nconds * sizeof(nw_pod_cond_t);
     p->ns = put(&at, str[S_NS]);
-    p->name = put(&at, str[S_NAME]);
     p->uid = put(&at, str[S_UID]);
     p->rv = put(&at, str[S_RV]);
     p->node_name = put(&at, str[S_NODE]);
     p->nominated = put(&at, str[S_NOM]);
-    p->reason = put(&at, str[S_REASON]);
-    p->phase_name = put(&at, str[S_PHASE]);
+    p->reason = put_word(&at, str[S_REASON]);
+    p->phase_name = put_word(&at, str[S_PHASE]);
     char *key = at;
     if (p->ns[0]) {
-        size_t a = strlen(p->ns), b = strlen(p->name);
+        size_t a = strlen(p->ns), b = strlen(str[S_NAME]);
         memcpy(key, p->ns, a);
         key[a] = '/';
-        memcpy(key + a + 1, p->name, b + 1);
+        memcpy(key + a + 1, str[S_NAME], b + 1);
         at += a + b + 2;
+        p->name = key + a + 1;
     } else {
-        put(&at, p->name);
+        p->name = put(&at, str[S_NAME]);
     }
     p->key = key;
     const cJSON *c;
@@ -286,8 +337,8 @@ static void fill_strings(nw_pod_t *p, const char *const *str, const cJSON *conds
         if (!type)
             continue;
         nw_pod_cond_t *d = &p->conds[p->nconds++];
-        d->type = put(&at, type);
-        d->reason = put(&at, nw_json_str(c, "reason"));
+        d->type = put_word(&at, type);
+        d->reason = put_word(&at, nw_json_str(c, "reason"));
         d->status = cond_status_of(nw_json_str(c, "status"));
         d->since = time_of(c, "lastTransitionTime");
         d->message_hash = fnv1a(nw_json_str(c, "message"), FNV_OFFSET);

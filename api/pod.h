@@ -13,7 +13,9 @@
  *
  * What is kept per pod: namespace, name, uid, resourceVersion, node and nominated node,
  * the phase, status.reason, the timestamps (creation, deletion, start), the pod's
- * conditions as (type, status, reason, lastTransitionTime). What is shared between pods
+ * conditions as (type, status, reason, lastTransitionTime), in one allocation with the
+ * record (the name is the tail of the key; the phases and the usual condition types and
+ * reasons point to one static copy instead). What is shared between pods
  * (common/jsonintern.h: one copy for every pod with equal values, so the replicas of a
  * ReplicaSet hold one copy): labels, annotations (without kubectl's
  * last-applied-configuration), ownerReferences, and the scheduling part of the spec

@@ -281,6 +281,12 @@ nw_rc_t nw_fleet_plan(nw_launch_t *l, const nw_launch_req_t *r, int attempt, nw_
         goto fail;
     qsort(c, (size_t)n, sizeof *c, nw_offerings_cand_cmp);
     pl->n = nw_offerings_truncate_types(c, n);
+    /* the plan is kept through the CreateFleet call (a second or more on EC2, with up to
+     * scaler.launchConcurrency plans at once): only the candidates left, not room for
+     * MAX_CANDS (400 KB) */
+    cand_t *fit = realloc(c, (size_t)(pl->n > 0 ? pl->n : 1) * sizeof *c);
+    if (fit)
+        pl->c = c = fit;
     snprintf(pl->ct, sizeof pl->ct, "%s", ct);
     group_templates(pl);
     pl->kubeadm = nw_launchtemplate_kubeadm(r);

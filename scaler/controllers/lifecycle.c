@@ -55,14 +55,15 @@ typedef struct job {
     job_kind_t kind;
     char *uid;       /* the NodeClaim's */
     char *node_name; /* the Node's */
-    /* the snapshot the job was made from (held: its objects stay alive), and from it the
-     * NodeClaim, its Node and its NodePool (NULL: none) */
-    nw_kube_snap_t *snap;
-    const nw_kube_obj_t *nc, *node;
-    const cJSON *pool;
-    bool node_ok; /* the Node's write was made (or had nothing to do) */
-    bool ok;      /* both writes were made (or had nothing to do) */
-    bool wrote;   /* the NodeClaim's condition was set by this job */
+    /* from the snapshot the job was made from: the NodeClaim, its Node and its NodePool
+     * (NULL: none), each held (nw_kube_cache_obj_hold), not the snapshot: a job may wait
+     * seconds in the queue, and a held snapshot would keep every pod version retired
+     * meanwhile */
+    const nw_kube_obj_t *nc, *node, *pool_obj;
+    const cJSON *pool; /* pool_obj's JSON */
+    bool node_ok;      /* the Node's write was made (or had nothing to do) */
+    bool ok;           /* both writes were made (or had nothing to do) */
+    bool wrote;        /* the NodeClaim's condition was set by this job */
     int warned_unregistered;
 } job_t;
 
@@ -735,7 +736,9 @@ static void job_free(job_t *j)
         return;
     free(j->uid);
     free(j->node_name);
-    nw_kube_cache_snap_release(j->snap);
+    nw_kube_cache_obj_release(j->nc);
+    nw_kube_cache_obj_release(j->node);
+    nw_kube_cache_obj_release(j->pool_obj);
     free(j);
 }
 
@@ -882,15 +885,14 @@ static bool submit(nw_lifecycle_t *l, const nw_kube_snap_t *s, job_kind_t kind,
     j->kind = kind;
     j->uid = strdup(nc->uid);
     j->node_name = strdup(node->name);
-    j->snap = nw_kube_cache_snap_hold(s);
-    j->nc = nc;
-    j->node = node;
+    j->nc = nw_kube_cache_obj_hold(nc);
+    j->node = nw_kube_cache_obj_hold(node);
     const nw_kube_obj_t *pool =
         kind == JOB_REGISTER ? nw_kube_cache_snap_get(s, NW_KUBE_NODEPOOLS, NULL, nc->nodepool)
                              : NULL;
+    j->pool_obj = pool ? nw_kube_cache_obj_hold(pool) : NULL;
     j->pool = pool ? pool->json : NULL;
-    if (!j->uid || !j->node_name || !j->snap ||
-        nw_uidmap_put(&l->jobs_out, nc->uid, JOB_OUT) != NW_OK) {
+    if (!j->uid || !j->node_name || nw_uidmap_put(&l->jobs_out, nc->uid, JOB_OUT) != NW_OK) {
         job_free(j);
         return false;
     }

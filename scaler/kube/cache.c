@@ -203,6 +203,18 @@ static void obj_unref(nw_kube_obj_t *o)
     }
 }
 
+const nw_kube_obj_t *nw_kube_cache_obj_hold(const nw_kube_obj_t *o)
+{
+    nw_kube_obj_t *m = (nw_kube_obj_t *)o; /* the count is the only thing that changes */
+    atomic_fetch_add_explicit(&m->refs_, 1, memory_order_relaxed);
+    return o;
+}
+
+void nw_kube_cache_obj_release(const nw_kube_obj_t *o)
+{
+    obj_unref((nw_kube_obj_t *)o);
+}
+
 /* ---- hash map: key -> obj ---------------------------------------------------------- */
 
 typedef struct ent {

@@ -33,10 +33,10 @@
  * synthetic deletes a relist produces.
  *
  * Ownership: cache: nw_kube_cache_new / nw_kube_cache_free (after the watch
- * thread stopped and every snapshot was released). Snapshot: owned reference
- * from nw_kube_cache_snapshot, release with nw_kube_cache_snap_release (any thread);
- * objects and arrays obtained from a snapshot are borrowed, valid while the
- * snapshot is held.
+ * thread stopped and every snapshot and object hold was released). Snapshot: owned
+ * reference from nw_kube_cache_snapshot, release with nw_kube_cache_snap_release (any
+ * thread); objects and arrays obtained from a snapshot are borrowed, valid while the
+ * snapshot is held, or, one object, while a reference from nw_kube_cache_obj_hold is.
  */
 #ifndef NW_SCALER_KUBE_CACHE_H
 #define NW_SCALER_KUBE_CACHE_H
@@ -202,6 +202,18 @@ size_t nw_kube_cache_count(nw_kube_cache_t *c, nw_kube_kind_t kind);
 /** Objects that left the store but are still kept for an older live snapshot (freed once
  * the last snapshot that can see them is released). */
 size_t nw_kube_cache_retired(nw_kube_cache_t *c);
+
+/** One more reference to an object obtained from a snapshot: it stays alive (and
+ * unchanged) until nw_kube_cache_obj_release, whatever becomes of the snapshot or of the
+ * object's place in the cache. For a job that keeps a few objects past the tick it was
+ * made in: a held snapshot keeps every object version retired after it (under a stream
+ * of pod events, thousands), a held object only itself. Any thread; release every hold
+ * before nw_kube_cache_free. Returns o. */
+const nw_kube_obj_t *nw_kube_cache_obj_hold(const nw_kube_obj_t *o);
+
+/** Drop a reference taken with nw_kube_cache_obj_hold (the last one frees the object).
+ * NULL-safe; any thread. */
+void nw_kube_cache_obj_release(const nw_kube_obj_t *o);
 
 /** An immutable snapshot (owned reference; NULL only on OOM). */
 nw_kube_snap_t *nw_kube_cache_snapshot(nw_kube_cache_t *c);

@@ -21,31 +21,43 @@
 
 typedef enum { JOB_QUEUED, JOB_RUNNING, JOB_DONE } job_state_t;
 
-/* One launch handed to a worker: copies of everything it reads, and what it found. */
+/* A launch's request and outcome, made when a worker takes its job (job_run): a batch
+ * queues hundreds of launches at once and 16 run at a time, so the queue holds only what
+ * each was asked (about 0.5 KB and the NodeClaim), not this (about 10 KB). */
+typedef struct {
+    const char *types[NW_CLOUD_MAX_LAUNCH_TYPES * 10], *zones[16], *cts[4], *crids[16];
+    char token[NW_CLOUD_TOKEN_MAX + 1];
+    char boot_token[NW_BOOT_TOKEN_MAX]; /* minted on the worker before the launch */
+    nw_cloud_launch_req_t req;          /* points into the job's nc and nodeclass, and above */
+    nw_cloud_instance_t found;
+    nw_cloud_launch_t res;
+    nw_cloud_error_t ce;
+    nw_err_t err;
+} launch_run_t;
+
+/* One launch handed to a worker: what it reads (the NodeClaim, taken; its class, held in
+ * the cache), and what it found. */
 typedef struct launch_job {
     struct launch_job *next;
     job_state_t state;
     char name[256];
-    int fresh;        /* created just now: no earlier instance can exist */
-    cJSON *nc;        /* the NodeClaim (owned copy) */
-    cJSON *nodeclass; /* its EC2NodeClass (owned copy); NULL: only look for an instance */
-    char class_problem[600];
-    const char *types[NW_CLOUD_MAX_LAUNCH_TYPES * 10], *zones[16], *cts[4], *crids[16];
-    char token[NW_CLOUD_TOKEN_MAX + 1];
-    int boot;                           /* the class wants nodewarden's kubeadm bootstrap */
-    int boot_have;                      /* its Secret exists (made by an earlier try) */
-    int boot_minted;                    /* this try created the Secret */
-    int class_unready;                  /* the class is not ready: no launch */
-    char boot_token[NW_BOOT_TOKEN_MAX]; /* minted on the worker before the launch */
-    nw_cloud_launch_req_t req;          /* points into nc, nodeclass and the arrays above */
+    int fresh;          /* created just now: no earlier instance can exist */
+    unsigned token_gen; /* the client token's generation (client_token) */
+    cJSON *nc;          /* the NodeClaim (owned) */
+    /* its EC2NodeClass: the cache's object (nw_kube_cache_obj_hold; immutable, shared by
+     * every job of the class) and its JSON; NULL: only look for an instance */
+    const nw_kube_obj_t *class_obj;
+    const cJSON *nodeclass;
+    char *class_problem; /* why there is no class to launch with (owned); NULL: none */
+    int boot;            /* the class wants nodewarden's kubeadm bootstrap */
+    int boot_have;       /* its Secret exists (made by an earlier try) */
+    int boot_minted;     /* this try created the Secret */
+    int class_unready;   /* the class is not ready: no launch */
     /* the outcome */
     int adopted, list_failed, skipped;
-    int recorded; /* the labels and status were written (on the worker) */
-    nw_cloud_instance_t found;
-    nw_rc_t rc;
-    nw_cloud_launch_t res;
-    nw_cloud_error_t ce;
-    nw_err_t err;
+    int recorded;      /* the labels and status were written (on the worker) */
+    nw_rc_t rc;        /* NW_ENOMEM with run NULL: the worker could not make it */
+    launch_run_t *run; /* NULL until a worker took the job */
 } launch_job_t;
 
 struct nw_nodeclaim {
@@ -315,8 +327,46 @@ static void job_free(launch_job_t *j)
     if (!j)
         return;
     cJSON_Delete(j->nc);
-    cJSON_Delete(j->nodeclass);
+    nw_kube_cache_obj_release(j->class_obj);
+    free(j->class_problem);
+    free(j->run);
     free(j);
+}
+
+/* The launch request of j into r (a worker; it reads only the job's own NodeClaim). */
+static void job_request(const launch_job_t *j, launch_run_t *r)
+{
+    int nt = str_list(req_values(j->nc, "node.kubernetes.io/instance-type"), r->types,
+                      (int)(sizeof r->types / sizeof *r->types));
+    int nz = str_list(req_values(j->nc, "topology.kubernetes.io/zone"), r->zones, 16);
+    int nct = str_list(req_values(j->nc, "karpenter.sh/capacity-type"), r->cts, 4);
+    int ncr = str_list(req_values(j->nc, NW_LABEL_CAPACITY_RESERVATION_ID), r->crids, 16);
+    int minv = 0;
+    const cJSON *q;
+    cJSON_ArrayForEach(q, nw_json_get(nw_json_get(j->nc, "spec"), "requirements"))
+    {
+        if (nw_json_get(q, "minValues"))
+            minv = 1;
+    }
+    client_token(j->nc, j->name, j->token_gen, r->token, sizeof r->token);
+    r->req = (nw_cloud_launch_req_t){
+        .nodepool =
+            nw_json_str(nw_json_get(nw_json_get(j->nc, "metadata"), "labels"), NW_LABEL_NODEPOOL),
+        .nodeclaim = j->name,
+        .nodeclass = j->nodeclass,
+        .types = r->types,
+        .ntypes = nt,
+        .zones = nz ? r->zones : NULL,
+        .nzones = nz,
+        .capacity_types = nct ? r->cts : NULL,
+        .ncapacity_types = nct,
+        .min_values = minv,
+        .client_token = r->token,
+        .cr_ids = ncr ? r->crids : NULL,
+        .ncr_ids = ncr,
+        .claim = j->nc,
+        .bootstrap_token = j->boot ? r->boot_token : NULL,
+    };
 }
 
 /* Run one job: look for an instance first unless fresh, then launch, then write the
@@ -327,11 +377,17 @@ static void job_free(launch_job_t *j)
 static void job_run(nw_nodeclaim_t *k, launch_job_t *j)
 {
     nw_ctl_deps_t *c = k->deps;
+    launch_run_t *r = j->run = calloc(1, sizeof *j->run);
+    if (!r) {
+        j->rc = NW_ENOMEM;
+        return;
+    }
+    job_request(j, r);
     if (!j->fresh) {
         int failed = 0;
-        if (find_tagged(c, j->name, &j->found, &failed)) {
+        if (find_tagged(c, j->name, &r->found, &failed)) {
             j->adopted = 1;
-            const nw_cloud_instance_t *in = &j->found;
+            const nw_cloud_instance_t *in = &r->found;
             launched_t l = {
                 k, NULL, in->provider_id, in->type, in->zone, in->capacity_type, in->image_id};
             if (nw_ctl_may_write(c)) {
@@ -346,7 +402,8 @@ static void job_run(nw_nodeclaim_t *k, launch_job_t *j)
         }
     }
     if (!j->nodeclass) {
-        j->rc = nw_err_set(&j->err, NW_EINVAL, "spec.nodeClassRef", "%s", j->class_problem);
+        j->rc = nw_err_set(&r->err, NW_EINVAL, "spec.nodeClassRef", "%s",
+                           j->class_problem ? j->class_problem : "no EC2NodeClass");
         return;
     }
     if (!nw_ctl_may_write(c)) {
@@ -354,21 +411,21 @@ static void job_run(nw_nodeclaim_t *k, launch_job_t *j)
         return;
     }
     if (j->boot && j->boot_have)
-        j->rc = nw_bootstrap_token(j->nc, j->boot_token, &j->err);
+        j->rc = nw_bootstrap_token(j->nc, r->boot_token, &r->err);
     else if (j->boot) {
         j->rc = nw_bootstrap_mint(c->kube, j->nc, nw_clock_now(c->clock), k->o.bootstrap_ttl_ns,
-                                  j->boot_token, &j->err);
+                                  r->boot_token, &r->err);
         j->boot_minted = j->rc == NW_OK;
     }
     if (j->rc != NW_OK)
         return;
     const char *jname = nw_json_str_at(j->nc, "metadata.name");
     nw_ctl_fault(c, "launch-sending", jname); /* crash points (scaler/ctl/ctl.h) */
-    j->rc = c->cloud->ops->launch(c->cloud, &j->req, &j->res, &j->ce, &j->err);
+    j->rc = c->cloud->ops->launch(c->cloud, &r->req, &r->res, &r->ce, &r->err);
     if (j->rc == NW_OK)
         nw_ctl_fault(c, "launched", jname);
     if (j->rc == NW_OK && nw_ctl_may_write(c)) {
-        const nw_cloud_launch_t *res = &j->res;
+        const nw_cloud_launch_t *res = &r->res;
         launched_t l = {
             k, res, res->provider_id, res->type, res->zone, res->capacity_type, res->image_id};
         record_launch(c, j->name, &l);
@@ -536,8 +593,14 @@ static void job_finish(nw_nodeclaim_t *k, launch_job_t *j)
         m->launching = 0;
     if (m && j->boot_minted)
         m->boot_minted_mono = mono;
+    const launch_run_t *r = j->run;
+    if (!r) {
+        /* tried again after LAUNCH_RETRY_NS */
+        nw_log_warn("provisioner", "launch not tried: out of memory", NW_LS("nodeclaim", name));
+        return;
+    }
     if (j->adopted) {
-        const nw_cloud_instance_t *in = &j->found;
+        const nw_cloud_instance_t *in = &r->found;
         const char *pid = in->provider_id, *ct = in->capacity_type;
         nw_log_info("provisioner", "found the instance of a NodeClaim launched before",
                     NW_LS("nodeclaim", name), NW_LS("providerID", pid));
@@ -554,19 +617,19 @@ static void job_finish(nw_nodeclaim_t *k, launch_job_t *j)
     if (j->rc != NW_OK) {
         if (!j->nodeclass) {
             nw_log_warn("provisioner", "not launching", NW_LS("nodeclaim", name),
-                        NW_LS("reason", j->class_problem));
+                        NW_LS("reason", r->err.msg));
             return;
         }
         atomic_fetch_add(&k->launch_failed, 1);
         /* a token the cloud spent on a launch that made nothing, or one it refused after
          * the instance list (just asked) showed none: the next try needs a new one */
-        if (m && (j->ce.token_spent || (j->ce.token_conflict && !j->fresh)))
+        if (m && (r->ce.token_spent || (r->ce.token_conflict && !j->fresh)))
             m->token_gen++;
         char msg[700];
-        snprintf(msg, sizeof msg, "launching nodeclaim: %s", j->err.msg);
+        snprintf(msg, sizeof msg, "launching nodeclaim: %s", r->err.msg);
         nw_log_warn("provisioner", "launch failed", NW_LS("nodeclaim", name),
-                    NW_LS("error", j->err.msg));
-        if (j->ce.kind == NW_CLOUD_ERR_CAPACITY) {
+                    NW_LS("error", r->err.msg));
+        if (r->ce.kind == NW_CLOUD_ERR_CAPACITY) {
             /* Karpenter: an insufficient-capacity launch deletes the NodeClaim; the
              * pods are placed again next batch without the ICE'd offerings. */
             nw_ctl_event(c, &nw_kube_client_res_nodeclaims, j->nc, "Warning",
@@ -585,7 +648,7 @@ static void job_finish(nw_nodeclaim_t *k, launch_job_t *j)
             nw_ctl_event(c, &nw_kube_client_res_nodeclaims, j->nc, "Warning", "LaunchFailed", msg);
         return;
     }
-    const nw_cloud_launch_t *res = &j->res;
+    const nw_cloud_launch_t *res = &r->res;
     atomic_fetch_add(&k->launched, 1);
     if (m)
         remember_launch(m, res->provider_id, res->type, res->zone, res->capacity_type,
@@ -632,40 +695,44 @@ static bool class_has_verdict(const cJSON *nodeclass)
     return st && (strcmp(st, "True") == 0 || strcmp(st, "False") == 0);
 }
 
-/* The job for NodeClaim nc: copies of the NodeClaim and its class, the request. NULL on
- * OOM. The reconcile thread (it resolves the class and offers its zones). */
-static launch_job_t *job_new(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const cJSON *nc,
+/* The job for NodeClaim nc (taken: the job's, also when NULL is returned): its class held,
+ * or why there is none. NULL on OOM. The reconcile thread (it resolves the class and offers
+ * its zones). */
+static launch_job_t *job_new(nw_nodeclaim_t *k, const nw_kube_snap_t *s, cJSON *nc,
                              const char *name, int fresh, unsigned gen)
 {
     nw_ctl_deps_t *c = k->deps;
     launch_job_t *j = calloc(1, sizeof *j);
-    if (!j)
+    if (!j) {
+        cJSON_Delete(nc);
         return NULL;
+    }
     snprintf(j->name, sizeof j->name, "%s", name);
     j->fresh = fresh;
-    j->nc = nw_json_dup(nc);
+    j->token_gen = gen;
+    j->nc = nc;
     const char *class = nw_json_str_at(j->nc, "spec.nodeClassRef.name");
     const nw_kube_obj_t *ncl =
         class ? nw_kube_cache_snap_get(s, NW_KUBE_EC2NODECLASSES, NULL, class) : NULL;
     nw_err_t err = {0};
     const nw_cloud_class_t *rs = NULL;
+    char problem[600] = "";
     if (!ncl)
-        snprintf(j->class_problem, sizeof j->class_problem,
-                 "the NodeClaim's EC2NodeClass %s does not exist", class ? class : "");
+        snprintf(problem, sizeof problem, "the NodeClaim's EC2NodeClass %s does not exist",
+                 class ? class : "");
     else if (c->cloud->ops->resolve(c->cloud, ncl->json, &rs, &err) != NW_OK)
-        snprintf(j->class_problem, sizeof j->class_problem, "cannot resolve the EC2NodeClass: %s",
-                 err.msg);
+        snprintf(problem, sizeof problem, "cannot resolve the EC2NodeClass: %s", err.msg);
     else if (rs && !rs->ready) {
         /* its launches cannot succeed: none is tried (no instance profile, no token Secret,
          * no EC2 call) until the class is ready (Karpenter: NodeClassNotReady) */
-        snprintf(j->class_problem, sizeof j->class_problem,
-                 "the EC2NodeClass %s is not ready: %s: %.400s", class, rs->reason, rs->message);
+        snprintf(problem, sizeof problem, "the EC2NodeClass %s is not ready: %s: %.400s", class,
+                 rs->reason, rs->message);
         j->class_unready = 1;
     } else if (!class_has_verdict(ncl->json)) {
         /* the class's status has no verdict yet (just created, not reconciled): its launch
          * waits for one, as Karpenter's does for a class whose readiness is Unknown (a
          * stale False gives way to the resolve above, which is newer) */
-        snprintf(j->class_problem, sizeof j->class_problem,
+        snprintf(problem, sizeof problem,
                  "the EC2NodeClass %s is not ready: NodeClassReadinessUnknown: %s", class,
                  nw_json_condition(ncl->json, "Ready") ? "Node Class Readiness Unknown"
                                                        : "it has no status yet");
@@ -680,115 +747,107 @@ static launch_job_t *job_new(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const c
         if (nz && c->cloud->ops->offer_zones(c->cloud, z, nz, &err) != NW_OK)
             nw_log_warn("provisioner", "cannot offer the node class's zones",
                         NW_LS("error", err.msg));
-        j->nodeclass = nw_json_dup(ncl->json);
+        /* the cache's object, not a copy: it never changes, and every launch of a batch
+         * reads the same one */
+        j->class_obj = nw_kube_cache_obj_hold(ncl);
+        j->nodeclass = ncl->json;
         j->boot = nw_bootstrap_wanted(ncl->json);
     }
-    int nt = str_list(req_values(j->nc, "node.kubernetes.io/instance-type"), j->types,
-                      (int)(sizeof j->types / sizeof *j->types));
-    int nz = str_list(req_values(j->nc, "topology.kubernetes.io/zone"), j->zones, 16);
-    int nct = str_list(req_values(j->nc, "karpenter.sh/capacity-type"), j->cts, 4);
-    int ncr = str_list(req_values(j->nc, NW_LABEL_CAPACITY_RESERVATION_ID), j->crids, 16);
-    int minv = 0;
-    const cJSON *r;
-    cJSON_ArrayForEach(r, nw_json_get(nw_json_get(j->nc, "spec"), "requirements"))
-    {
-        if (nw_json_get(r, "minValues"))
-            minv = 1;
+    if (problem[0] && !(j->class_problem = strdup(problem))) {
+        job_free(j);
+        return NULL;
     }
-    client_token(j->nc, name, gen, j->token, sizeof j->token);
-    j->req = (nw_cloud_launch_req_t){
-        .nodepool =
-            nw_json_str(nw_json_get(nw_json_get(j->nc, "metadata"), "labels"), NW_LABEL_NODEPOOL),
-        .nodeclaim = j->name,
-        .nodeclass = j->nodeclass,
-        .types = j->types,
-        .ntypes = nt,
-        .zones = nz ? j->zones : NULL,
-        .nzones = nz,
-        .capacity_types = nct ? j->cts : NULL,
-        .ncapacity_types = nct,
-        .min_values = minv,
-        .client_token = j->token,
-        .cr_ids = ncr ? j->crids : NULL,
-        .ncr_ids = ncr,
-        .claim = j->nc,
-        .bootstrap_token = j->boot ? j->boot_token : NULL,
-    };
     return j;
 }
 
-/* The launch of NodeClaim `name`, whose JSON is nc, or NULL: a NodeClaim of the cache
- * (which keeps its record only), fetched from the API server when a launch is to be tried,
- * and left alone when that copy shows it launched or deleted meanwhile. */
-static void launch(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const char *name, const cJSON *nc,
+/* A NodeClaim launched by us whose launch the cache does not show (it has not caught up,
+ * or the status write failed): written again from the memory, at most every
+ * LAUNCH_RETRY_NS once 10 s passed. */
+static void record_again(nw_nodeclaim_t *k, nw_inflight_claim_t *m, const char *name, int64_t mono)
+{
+    if (mono - m->created_mono <= 10 * NW_NS_PER_SEC || mono < m->next_try_mono)
+        return;
+    launched_t l = {k,
+                    NULL,
+                    m->provider_id,
+                    nw_json_str_at(m->status, "type"),
+                    nw_json_str_at(m->status, "zone"),
+                    nw_json_str_at(m->status, "ct"),
+                    nw_json_str_at(m->status, "image")};
+    record_launch(k->deps, name, &l);
+    m->next_try_mono = mono + LAUNCH_RETRY_NS;
+}
+
+static const char *problem_of(const launch_job_t *j)
+{
+    return j->class_problem ? j->class_problem : "";
+}
+
+/* The launch of NodeClaim `name_in`, whose JSON is nc (taken; name_in may point into it),
+ * or NULL: a NodeClaim of the cache (which keeps its record only), fetched from the API
+ * server when a launch is to be tried, and left alone when that copy shows it launched or
+ * deleted meanwhile. */
+static void launch(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const char *name_in, cJSON *nc,
                    int fresh)
 {
     nw_ctl_deps_t *c = k->deps;
-    if (!name || !nw_ctl_may_write(c))
+    char name[256];
+    snprintf(name, sizeof name, "%s", name_in ? name_in : "");
+    if (!name_in || !nw_ctl_may_write(c)) {
+        cJSON_Delete(nc);
         return;
+    }
     pthread_mutex_lock(&k->mu);
     int pending = job_pending_locked(k, name);
     pthread_mutex_unlock(&k->mu);
-    if (pending)
-        return; /* its outcome is collected by the next tick */
-    nw_inflight_claim_t *m = nw_inflight_remember(&k->mem->inflight, name, nw_clock_mono(c->clock));
-    if (!m)
-        return;
+    nw_inflight_claim_t *m =
+        pending ? NULL : nw_inflight_remember(&k->mem->inflight, name, nw_clock_mono(c->clock));
+    if (!m) {
+        cJSON_Delete(nc);
+        return; /* pending: its outcome is collected by the next tick */
+    }
     int64_t mono = nw_clock_mono(c->clock);
     if (m->launched) {
-        /* launched by us; the cache has not caught up or the status write failed */
-        if (mono - m->created_mono > 10 * NW_NS_PER_SEC && mono >= m->next_try_mono) {
-            launched_t l = {k,
-                            NULL,
-                            m->provider_id,
-                            nw_json_str_at(m->status, "type"),
-                            nw_json_str_at(m->status, "zone"),
-                            nw_json_str_at(m->status, "ct"),
-                            nw_json_str_at(m->status, "image")};
-            record_launch(c, name, &l);
-            m->next_try_mono = mono + LAUNCH_RETRY_NS;
-        }
+        cJSON_Delete(nc);
+        record_again(k, m, name, mono);
         return;
     }
-    if (mono < m->next_try_mono)
+    if (mono < m->next_try_mono) {
+        cJSON_Delete(nc);
         return;
+    }
     m->next_try_mono = mono + LAUNCH_RETRY_NS;
-    cJSON *got = NULL;
     if (!nc) {
         /* the whole object, for the launch (its template, labels, requirements) */
         nw_err_t err = {0};
         nw_rc_t rc =
-            nw_kube_write_get(c->kube, &nw_kube_client_res_nodeclaims, NULL, name, &got, &err);
+            nw_kube_write_get(c->kube, &nw_kube_client_res_nodeclaims, NULL, name, &nc, &err);
         if (rc != NW_OK) {
             if (rc != NW_ENOTFOUND)
                 nw_log_warn("provisioner", "cannot read the NodeClaim to launch",
                             NW_LS("nodeclaim", name), NW_LS("error", err.msg));
             return;
         }
-        const cJSON *dt = nw_json_get(nw_json_get(got, "metadata"), "deletionTimestamp");
-        const char *pid = nw_json_str_at(got, "status.providerID");
+        const cJSON *dt = nw_json_get(nw_json_get(nc, "metadata"), "deletionTimestamp");
+        const char *pid = nw_json_str_at(nc, "status.providerID");
         if ((pid && *pid) || (dt && !cJSON_IsNull(dt))) {
-            cJSON_Delete(got);
+            cJSON_Delete(nc);
             return; /* launched or deleted since the cache's view */
         }
-        nc = got;
     }
-    launch_job_t *j = job_new(k, s, nc, name, fresh, m->token_gen);
-    if (!j) {
-        cJSON_Delete(got);
+    launch_job_t *j = job_new(k, s, nc, name, fresh, m->token_gen); /* the job's now */
+    if (!j)
         return;
-    }
     if (j->class_unready) {
         if (!m->class_unready) {
             nw_log_warn("provisioner", "not launching until its EC2NodeClass is ready",
-                        NW_LS("nodeclaim", name), NW_LS("reason", j->class_problem));
-            nw_ctl_event(c, &nw_kube_client_res_nodeclaims, nc, "Warning", "NodeClassNotReady",
-                         j->class_problem);
+                        NW_LS("nodeclaim", name), NW_LS("reason", problem_of(j)));
+            nw_ctl_event(c, &nw_kube_client_res_nodeclaims, j->nc, "Warning", "NodeClassNotReady",
+                         problem_of(j));
         }
         m->class_unready = 1;
         m->launch_tried = 1; /* the record stays (and with it what was said) */
         job_free(j);
-        cJSON_Delete(got);
         return;
     }
     m->class_unready = 0;
@@ -799,12 +858,10 @@ static void launch(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const char *name,
     if (!j->nodeclass && fresh) {
         /* nothing to look for and nothing to launch with */
         nw_log_warn("provisioner", "not launching", NW_LS("nodeclaim", name),
-                    NW_LS("reason", j->class_problem));
+                    NW_LS("reason", problem_of(j)));
         job_free(j);
-        cJSON_Delete(got);
         return;
     }
-    cJSON_Delete(got); /* the job works on its copy */
     m->launching = 1;
     m->launch_tried = 1;
     if (k->o.workers == 0) {
@@ -825,7 +882,7 @@ static void launch(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const char *name,
 
 void nw_nodeclaim_launch(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const cJSON *nc, int fresh)
 {
-    launch(k, s, nw_json_str_at(nc, "metadata.name"), nc, fresh);
+    launch(k, s, nw_json_str_at(nc, "metadata.name"), nc ? nw_json_dup(nc) : NULL, fresh);
 }
 
 void nw_nodeclaim_launch_cached(nw_nodeclaim_t *k, const nw_kube_snap_t *s, const nw_kube_obj_t *nc)
@@ -945,7 +1002,9 @@ static NW_MUST_USE nw_rc_t create_finish(nw_nodeclaim_t *k, const nw_kube_snap_t
             nw_ctl_pod_event(c, s->pods[pi]->pod, "Normal", "Nominated", msg);
     }
     nw_ctl_fault(c, "nodeclaim-created", nm); /* test-only crash point (scaler/ctl/ctl.h) */
-    nw_nodeclaim_launch(k, ks, x->created, 1);
+    cJSON *created = x->created;              /* the launch's from here (nm points into it) */
+    x->created = NULL;
+    launch(k, ks, nm, created, 1);
     return NW_OK;
 }
 

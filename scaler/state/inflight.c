@@ -48,8 +48,12 @@ void nw_inflight_expire(nw_inflight_t *f, const nw_kube_snap_t *s, int64_t now)
     while (*pp) {
         nw_inflight_claim_t *m = *pp;
         const nw_kube_obj_t *o = nw_kube_cache_snap_get(s, NW_KUBE_NODECLAIMS, NULL, m->name);
-        if (o)
+        if (o) {
+            /* its readers use the created object only while the cache lags */
             m->seen_in_cache = 1;
+            cJSON_Delete(m->obj);
+            m->obj = NULL;
+        }
         int settled =
             o && !m->launching && (o->provider_id[0] != 0 || (!m->launched && !m->launch_tried));
         if (!o && (m->seen_in_cache || m->deleted))

@@ -23,7 +23,8 @@
 
 typedef struct nw_inflight_claim {
     char name[256];
-    cJSON *obj;           /* the created object (owned), used while the cache lags */
+    cJSON *obj;           /* the created object (owned), used while the cache lags (dropped
+                             once the cache shows it: nw_inflight_expire) */
     int64_t created_mono; /* ns */
     int launched;         /* we launched it (provider_id valid) */
     char provider_id[192];

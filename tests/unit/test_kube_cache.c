@@ -395,6 +395,48 @@ START_TEST(retired_freed_when_snapshots_released)
 }
 END_TEST
 
+/* A held object outlives its snapshot and its retirement, and holds back nothing else: the
+ * versions retired after it are freed once no snapshot can see them. */
+START_TEST(held_object_outlives_its_snapshot)
+{
+    nw_kube_cache_t *c = nw_kube_cache_new(NULL);
+    char rv[16];
+    ck_assert_int_eq(nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p", "1", "n1", "Running", 0)),
+                     NW_OK);
+    nw_kube_snap_t *s = nw_kube_cache_snapshot(c);
+    const nw_kube_obj_t *held = nw_kube_cache_obj_hold(nw_kube_cache_snap_at(s, NW_KUBE_PODS, 0));
+    nw_kube_cache_snap_release(s);
+    for (int i = 2; i < 300; i++) {
+        snprintf(rv, sizeof rv, "%d", i);
+        ck_assert_int_eq(
+            nw_kube_cache_upsert(c, NW_KUBE_PODS, pod("a", "p", rv, "n1", "Running", 0)), NW_OK);
+    }
+    /* no snapshot is alive: nothing waits, yet the held version is whole */
+    ck_assert_uint_eq(nw_kube_cache_retired(c), 0);
+    ck_assert_str_eq(held->rv, "1");
+    ck_assert_str_eq(held->key, "a/p");
+    ck_assert_str_eq(held->pod->node_name, "n1");
+    ck_assert_str_eq(held->pod->phase_name, "Running");
+    /* two holds of the current version, released from another snapshot's lifetime */
+    s = nw_kube_cache_snapshot(c);
+    const nw_kube_obj_t *cur = nw_kube_cache_snap_at(s, NW_KUBE_PODS, 0);
+    ck_assert_ptr_eq(nw_kube_cache_obj_hold(cur), cur);
+    ck_assert_ptr_eq(nw_kube_cache_obj_hold(cur), cur);
+    nw_kube_cache_snap_release(s);
+    cJSON *gone = pod("a", "p", "300", "", "", 0);
+    ck_assert_int_eq(nw_kube_cache_remove(c, NW_KUBE_PODS, gone), NW_OK);
+    cJSON_Delete(gone);
+    ck_assert_uint_eq(nw_kube_cache_count(c, NW_KUBE_PODS), 0);
+    ck_assert_str_eq(cur->rv, "299");
+    nw_kube_cache_obj_release(cur);
+    ck_assert_str_eq(cur->rv, "299");
+    nw_kube_cache_obj_release(cur);
+    nw_kube_cache_obj_release(held);
+    nw_kube_cache_obj_release(NULL);
+    nw_kube_cache_free(c);
+}
+END_TEST
+
 /* ---- the sorted vectors under random changes ---- */
 
 #define RN 120 /* pod names */
@@ -832,6 +874,7 @@ Suite *nw_kube_cache_suite(void)
     tcase_add_test(tc, replace_and_sync);
     tcase_add_test(tc, concurrent_readers);
     tcase_add_test(tc, retired_freed_when_snapshots_released);
+    tcase_add_test(tc, held_object_outlives_its_snapshot);
     tcase_add_test(tc, wait_times_out);
     tcase_add_test(tc, nodes_and_claims_carry_records);
     tcase_add_test(tc, pending_since_is_the_arrival);

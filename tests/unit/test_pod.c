@@ -116,6 +116,37 @@ START_TEST(replicas_share_their_parts)
 }
 END_TEST
 
+/* The phases, the usual condition types and reasons are one copy for every record; the name
+ * is the key's tail; an unusual word is the record's own copy. */
+START_TEST(records_share_common_words)
+{
+    nw_jsonintern_t *in = nw_jsonintern_new();
+    nw_pod_t *a = decode(in, full_pod("a", "1", "", "Pending", "False", "Unschedulable"));
+    nw_pod_t *b = decode(in, full_pod("b", "2", "", "Pending", "False", "Unschedulable"));
+    nw_pod_t *c = decode(in, full_pod("c", "3", "", "Waiting", "False", "SchedulerError"));
+    ck_assert_str_eq(a->name, "web-5d9-a");
+    ck_assert_ptr_eq(a->name, a->key + strlen("team/"));
+    ck_assert_ptr_eq(a->phase_name, b->phase_name);
+    const nw_pod_cond_t *sa = nw_pod_condition(a, "PodScheduled"),
+                        *sb = nw_pod_condition(b, "PodScheduled"),
+                        *sc = nw_pod_condition(c, "PodScheduled");
+    ck_assert_ptr_eq(sa->type, sb->type);
+    ck_assert_ptr_eq(sa->reason, sb->reason);
+    ck_assert_str_eq(sa->reason, "Unschedulable");
+    ck_assert(a->pending && b->pending);
+    /* not a shared word: copied, and read the same */
+    ck_assert_str_eq(c->phase_name, "Waiting");
+    ck_assert_int_eq(c->phase, NW_POD_PHASE_NONE);
+    ck_assert_str_eq(sc->reason, "SchedulerError");
+    ck_assert(!c->pending);
+    ck_assert_str_eq(c->reason, "");
+    nw_pod_free(a);
+    nw_pod_free(b);
+    nw_pod_free(c);
+    nw_jsonintern_free(in);
+}
+END_TEST
+
 START_TEST(pending_is_karpenters_predicate)
 {
     nw_jsonintern_t *in = nw_jsonintern_new();
@@ -281,6 +312,7 @@ Suite *nw_pod_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, decode_keeps_what_readers_read);
     tcase_add_test(tc, replicas_share_their_parts);
+    tcase_add_test(tc, records_share_common_words);
     tcase_add_test(tc, pending_is_karpenters_predicate);
     tcase_add_test(tc, scheduled_mark_follows_the_scheduler);
     tcase_add_test(tc, bad_pods_are_refused_with_the_field);
