@@ -257,6 +257,16 @@ static inline bool bits_any(const word_t *b, int nw)
             for (int t = _w * 64 + __builtin_ctzll(_x), _once = 1; _once; _once = 0)
 
 /* solve_prep.c */
+/* An instance type (its index) with its price for a pool, as the re-pack and the split sort
+ * a group's types: cheapest first, the lower index first among equal prices
+ * (nw_solve_repack_cmp_tprice, a qsort comparator). */
+typedef struct {
+    double price;
+    int t;
+} tprice_t;
+
+int nw_solve_repack_cmp_tprice(const void *a, const void *b);
+
 NW_MUST_USE nw_rc_t nw_solve_prep_pools(ctx_t *c);
 NW_MUST_USE nw_rc_t nw_solve_prep_nodes(ctx_t *c);
 variant_t *nw_solve_prep_variant_get(ctx_t *c, int pod);

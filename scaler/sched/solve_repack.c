@@ -110,15 +110,10 @@ static int cmp_pkey(const void *a, const void *b)
     return x->pod - y->pod;
 }
 
-/* A type of the group's compat with its price: the group's types cheapest first, the lower
- * index first among equal prices, so that the first that holds a need is the one a scan of
- * the bits by index keeping only a strictly lower price would find. */
-typedef struct {
-    double price;
-    int t;
-} tprice_t;
-
-static int cmp_tprice(const void *a, const void *b)
+/* The group's types cheapest first, the lower index first among equal prices, so that the
+ * first that holds a need is the one a scan of the bits by index keeping only a strictly
+ * lower price would find (tprice_t: solve_int.h). */
+int nw_solve_repack_cmp_tprice(const void *a, const void *b)
 {
     const tprice_t *x = a, *y = b;
     if (x->price != y->price)
@@ -135,7 +130,7 @@ static int sort_by_price(const ctx_t *c, const pctx_t *pc, const word_t *bits, t
         if (pc->price[t] < 1e300)
             out[n++] = (tprice_t){.price = pc->price[t], .t = t};
     }
-    qsort(out, (size_t)n, sizeof *out, cmp_tprice);
+    qsort(out, (size_t)n, sizeof *out, nw_solve_repack_cmp_tprice);
     return n;
 }
 

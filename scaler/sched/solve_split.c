@@ -115,19 +115,6 @@ static double split_cheapest(const ctx_t *c, const split_t *g, const word_t *bit
     return 1e300;
 }
 
-typedef struct {
-    int t;
-    double price;
-} tprice_t;
-
-static int cmp_tprice(const void *a, const void *b)
-{
-    const tprice_t *x = a, *y = b;
-    if (x->price != y->price)
-        return x->price < y->price ? -1 : 1;
-    return x->t - y->t;
-}
-
 /* allowed: the pool's types in the group's zones whose labels and offerings its claims'
  * requirements allow; byprice: those with a price, cheapest first */
 static NW_MUST_USE nw_rc_t split_allowed(const ctx_t *c, split_t *g)
@@ -150,7 +137,7 @@ static NW_MUST_USE nw_rc_t split_allowed(const ctx_t *c, split_t *g)
         if (pc->price[t] < 1e300)
             tp[g->nbyprice++] = (tprice_t){.t = t, .price = pc->price[t]};
     }
-    qsort(tp, (size_t)g->nbyprice, sizeof *tp, cmp_tprice);
+    qsort(tp, (size_t)g->nbyprice, sizeof *tp, nw_solve_repack_cmp_tprice);
     for (int i = 0; i < g->nbyprice; i++)
         g->byprice[i] = tp[i].t;
     free(tp);
